@@ -1,0 +1,99 @@
+"""Derive the literals a regex requires, so a log can be scanned for them before any regex runs."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+try:  # Python >= 3.11 keeps the parser private under this name
+    from re import _constants as _sre
+    from re import _parser as _sre_parse
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_constants as _sre  # type: ignore[no-redef]
+    import sre_parse as _sre_parse  # type: ignore[no-redef]
+
+#: Shortest literal worth scanning for; shorter ones make nearly every line a candidate.
+MIN_ANCHOR = 3
+
+# Zero-width assertions do not break a literal run: "a\bb" still requires "ab"? No: it requires
+# "a" then "b" adjacent, so the run continues across them.
+_ZERO_WIDTH = {_sre.AT}
+
+
+def _score(option: tuple[str, ...]) -> tuple[int, int]:
+    """Prefer options whose shortest literal is longest, then fewer alternatives."""
+    return (min(len(s) for s in option), -len(option))
+
+
+def _best(options: list[tuple[str, ...]]) -> tuple[str, ...] | None:
+    options = [o for o in options if o and all(o)]
+    return max(options, key=_score) if options else None
+
+
+def _required(items: Any) -> tuple[str, ...] | None:
+    """Return a set of alternatives, one of which occurs in every match of `items`."""
+    options: list[tuple[str, ...]] = []
+    run: list[str] = []
+
+    def close_run() -> None:
+        if run:
+            options.append(("".join(run),))
+            run.clear()
+
+    for op, arg in items:
+        if op is _sre.LITERAL:
+            run.append(chr(arg))
+        elif op in _ZERO_WIDTH:
+            continue
+        elif op is _sre.SUBPATTERN:
+            sub = arg[-1]
+            # A group that is itself a plain literal keeps the run going.
+            if all(o is _sre.LITERAL for o, _ in sub):
+                run.extend(chr(a) for _, a in sub)
+                continue
+            close_run()
+            inner = _required(sub)
+            if inner:
+                options.append(inner)
+        elif op is _sre.BRANCH:
+            close_run()
+            alternatives: list[str] = []
+            for alt in arg[1]:
+                inner = _required(alt)
+                if not inner:
+                    alternatives = []
+                    break
+                alternatives.extend(inner)
+            if alternatives:
+                options.append(tuple(dict.fromkeys(alternatives)))
+        elif op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT, getattr(_sre, "POSSESSIVE_REPEAT", None)):
+            close_run()
+            low, _high, sub = arg
+            if low >= 1:
+                inner = _required(sub)
+                if inner:
+                    options.append(inner)
+        else:
+            close_run()
+    close_run()
+    return _best(options)
+
+
+def derive_anchors(pattern: str) -> tuple[tuple[str, ...], bool]:
+    """Literals one of which every match of `pattern` contains, and whether they are caseless.
+
+    Returns an empty tuple when no literal of at least MIN_ANCHOR characters can be derived
+    (the caller then needs an explicit anchor). Patterns the stdlib parser cannot read
+    (syntax only the `regex` module knows) also give an empty tuple.
+    """
+    try:
+        parsed = _sre_parse.parse(pattern)
+    except (re.error, OverflowError, RecursionError):
+        return (), False
+    caseless = bool(parsed.state.flags & re.IGNORECASE)
+    found = _required(list(parsed))
+    if not found or min(len(s) for s in found) < MIN_ANCHOR:
+        return (), caseless
+    if caseless:
+        found = tuple(dict.fromkeys(s.lower() for s in found))
+    return found, caseless

@@ -1,0 +1,83 @@
+"""`diagnose()`: one call from any kind of source to a ranked `Report`."""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import IO, Any, Union
+
+from rlfix.errors import InputError
+from rlfix.kb import KnowledgeBase
+from rlfix.report import Report
+from rlfix.triage import Triage
+
+Source = Union[str, bytes, "os.PathLike[str]", IO[Any], Iterable[str], Iterable[bytes]]
+
+
+def diagnose(
+    source: Source,
+    *,
+    kb: KnowledgeBase | None = None,
+    kb_dirs: Sequence[str | os.PathLike[str]] = (),
+    engine: str = "auto",
+    redact: bool = True,
+    strict: bool = True,
+) -> Report:
+    """Diagnose a log and return a ranked `Report`.
+
+    `source` may be a path (file, directory or `.gz`), a list of paths, the text of a log,
+    bytes, a file object (binary or text), or any iterable of lines. A string is a path when
+    such a file exists; otherwise, if it holds a newline or a space, it is log text.
+
+    With `strict=True` (the default) an unreadable path raises `InputError`; with
+    `strict=False` it is recorded in `Report.errors` and the other inputs are still read.
+
+    >>> diagnose("RuntimeError: CUDA error: an illegal memory access was encountered\\n").top.id
+    'cuda-illegal-memory-access'
+    """
+    triage = Triage(kb, kb_dirs=kb_dirs, engine=engine, redact=redact)
+    feed(triage, source, strict=strict)
+    return triage.report()
+
+
+def feed(triage: Triage, source: Source, *, strict: bool = True) -> None:
+    """Feed any supported kind of source into a `Triage`."""
+    if isinstance(source, os.PathLike):
+        triage.feed_paths([source], strict=strict)
+    elif isinstance(source, str):
+        if _is_path(source):
+            triage.feed_paths([source], strict=strict)
+        elif "\n" in source or any(c.isspace() for c in source) or not source:
+            triage.feed_text(source)
+        else:
+            raise InputError(f"{source}: no such file or directory")
+    elif isinstance(source, (bytes, bytearray)):
+        triage.feed_stream(io.BytesIO(bytes(source)), "<bytes>")
+    elif hasattr(source, "read"):
+        name = str(getattr(source, "name", "<stream>"))
+        if isinstance(source, io.TextIOBase) or "b" not in str(getattr(source, "mode", "b")):
+            triage.feed_lines(source, name)  # type: ignore[arg-type]
+        else:
+            triage.feed_stream(source, name)  # type: ignore[arg-type]
+    elif isinstance(source, (list, tuple)) and source and all(isinstance(s, (str, os.PathLike)) for s in source):
+        if all(isinstance(s, os.PathLike) or _is_path(s) or "\n" not in s for s in source) and any(
+            isinstance(s, os.PathLike) or _is_path(s) for s in source
+        ):
+            triage.feed_paths(list(source), strict=strict)
+        else:
+            triage.feed_lines(source)
+    elif isinstance(source, Iterable):
+        triage.feed_lines(source)  # type: ignore[arg-type]
+    else:
+        raise InputError(f"cannot read a {type(source).__name__}; pass a path, text, a file or lines")
+
+
+def _is_path(text: str) -> bool:
+    if not text or "\n" in text or len(text) > 4096:
+        return False
+    try:
+        return text == "-" or Path(text).exists()
+    except OSError:
+        return False

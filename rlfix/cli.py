@@ -1,0 +1,249 @@
+"""The `rlfix` command: thin click commands over the Python API.
+
+Exit status (every command):
+  0  no failure recognised (diagnose) / success
+  1  a failure was diagnosed (diagnose), or lint/eval found problems
+  2  usage error, unreadable input, or invalid knowledge base (one line on stderr)
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from rlfix import __version__
+from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE, KnowledgeError, RlfixError
+from rlfix.kb import KnowledgeBase, load_knowledge
+from rlfix.render import DEFAULT_TOP, FORMATS, color_wanted
+
+EXIT_STATUS_HELP = """\b
+Exit status:
+  0  no failure recognised
+  1  a failure was diagnosed
+  2  usage error, unreadable input or invalid knowledge base"""
+
+
+def _fail(message: str) -> None:
+    click.echo(f"rlfix: error: {message}", err=True)
+
+
+def _kb(kb_dirs: Sequence[str]) -> KnowledgeBase:
+    return load_knowledge(list(kb_dirs))
+
+
+kb_option = click.option(
+    "--kb",
+    "kb_dirs",
+    multiple=True,
+    type=click.Path(),
+    metavar="DIR",
+    help="Extra signatures (a directory or YAML file); same id overrides a built-in one. Repeatable.",
+)
+
+
+def _write(text: str, output: str | None) -> None:
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+    else:
+        click.echo(text, nl=False)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, "-V", "--version", message="rlfix %(version)s")
+def cli() -> None:
+    """Find the root cause in the logs of a crashed RL / LLM training job.
+
+    \b
+    Examples:
+      rlfix diagnose job.log
+      cat job.log | rlfix diagnose
+      rlfix diagnose logs/ --format markdown > diagnosis.md
+      rlfix explain cuda-illegal-memory-access
+    """
+
+
+@cli.command(epilog=EXIT_STATUS_HELP)
+@click.argument("paths", nargs=-1, type=click.Path(allow_dash=True))
+@click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("--top", type=click.IntRange(min=1), default=DEFAULT_TOP, show_default=True, help="Findings to show.")
+@click.option("-a", "--all", "show_all", is_flag=True, help="Show every finding, not just the top ones.")
+@click.option("--all-flags", is_flag=True, help="Also show flags for frameworks not detected in the log.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report to a file.")
+@click.option("--color/--no-color", default=None, help="Colour the text report (default: on a terminal, unless NO_COLOR).")
+@click.option("--no-redact", is_flag=True, help="Quote evidence without masking tokens and passwords.")
+@click.option("--engine", type=click.Choice(["auto", "hyperscan", "python"]), default="auto", show_default=True)
+@click.option("-v", "--verbose", is_flag=True, help="Show more evidence lines per finding.")
+@kb_option
+def diagnose(
+    paths: tuple[str, ...],
+    fmt: str,
+    top: int,
+    show_all: bool,
+    all_flags: bool,
+    output: str | None,
+    color: bool | None,
+    no_redact: bool,
+    engine: str,
+    verbose: bool,
+    kb_dirs: tuple[str, ...],
+) -> None:
+    """Diagnose log files, directories (recursively), .gz files, or stdin (no PATH, or -)."""
+    from rlfix.triage import Triage
+
+    triage = Triage(_kb(kb_dirs), engine=engine, redact=not no_redact)
+    triage.feed_paths(list(paths) or ["-"], strict=False)
+    report = triage.report()
+    for err in report.errors:
+        _fail(err)
+    for source in report.sources:
+        if source.skipped:
+            click.echo(f"rlfix: warning: {source.name}: {source.skipped}", err=True)
+    use_color = color if color is not None else (output is None and color_wanted(sys.stdout.isatty()))
+    options: dict[str, Any] = {"top": top, "show_all": show_all, "all_flags": all_flags}
+    if fmt == "text":
+        options.update(color=use_color, verbose=verbose)
+    _write(report.render(fmt, **options), output)
+    sys.exit(report.exit_code)
+
+
+@cli.command()
+@click.argument("sig_id", metavar="ID")
+@kb_option
+def explain(sig_id: str, kb_dirs: tuple[str, ...]) -> None:
+    """What a failure id means, why it happens, and how to fix it."""
+    from rlfix.describe import describe_signature
+
+    kb = _kb(kb_dirs)
+    sig = kb.get(sig_id)
+    if sig is None:
+        raise RlfixError(f"unknown id {sig_id!r}; `rlfix kb list` shows the known ids")
+    click.echo(describe_signature(sig), nl=False)
+
+
+@cli.group()
+def kb() -> None:
+    """Inspect and check the knowledge base."""
+
+
+@kb.command("list")
+@kb_option
+@click.option("--kind", type=click.Choice(["root", "symptom"]), help="Only roots or only symptoms.")
+def kb_list(kb_dirs: tuple[str, ...], kind: str | None) -> None:
+    """List every signature: id, kind, severity, title."""
+    for sig in sorted(_kb(kb_dirs), key=lambda s: s.id):
+        if kind and sig.kind.value != kind:
+            continue
+        click.echo(f"{sig.id:34} {sig.kind.value:7} {sig.severity.value:7} {sig.title}")
+
+
+@kb.command("show")
+@click.argument("sig_id", metavar="ID")
+@kb_option
+def kb_show(sig_id: str, kb_dirs: tuple[str, ...]) -> None:
+    """One signature as rlfix understands it: patterns, anchors, relations, flags, examples."""
+    from rlfix.describe import show_signature
+
+    kb_obj = _kb(kb_dirs)
+    sig = kb_obj.get(sig_id)
+    if sig is None:
+        raise RlfixError(f"unknown id {sig_id!r}; `rlfix kb list` shows the known ids")
+    click.echo(show_signature(sig), nl=False)
+
+
+@kb.command("lint")
+@kb_option
+@click.option("--strict", is_flag=True, help="Fail on warnings too.")
+def kb_lint(kb_dirs: tuple[str, ...], strict: bool) -> None:
+    """Check schema, ids, taxonomy coverage, relations, examples and regex safety."""
+    from rlfix.lint import lint
+
+    try:
+        kb_obj = _kb(kb_dirs)
+    except KnowledgeError as exc:
+        for problem in exc.problems:
+            click.echo(f"{problem}", err=True)
+        click.echo(f"rlfix: {len(exc.problems)} problem(s) in the knowledge base", err=True)
+        sys.exit(EXIT_USAGE)
+    issues = lint(kb_obj)
+    for issue in issues:
+        click.echo(str(issue), err=True)
+    errors = [i for i in issues if i.severity == "error" or strict]
+    n_patterns = sum(len(s.patterns) for s in kb_obj)
+    click.echo(
+        f"rlfix kb lint: {len(kb_obj)} signatures, {n_patterns} patterns, {len(kb_obj.files)} files: "
+        f"{len([i for i in issues if i.severity == 'error'])} errors, "
+        f"{len([i for i in issues if i.severity == 'warning'])} warnings"
+    )
+    sys.exit(EXIT_DIAGNOSED if errors else EXIT_OK)
+
+
+@kb.command("info")
+@kb_option
+def kb_info(kb_dirs: tuple[str, ...]) -> None:
+    """Where the knowledge base comes from, its size, and the matching engine in use."""
+    from rlfix.engines import available_engines
+    from rlfix.kb import builtin_dir
+    from rlfix.triage import _matcher
+
+    kb_obj = _kb(kb_dirs)
+    matcher = _matcher(kb_obj, "auto")
+    click.echo(f"rlfix {__version__}")
+    click.echo(f"knowledge base: {builtin_dir()} ({len(kb_obj)} signatures, digest {kb_obj.digest})")
+    for extra in kb_dirs:
+        click.echo(f"extra signatures: {extra}")
+    if kb_obj.overridden:
+        click.echo(f"overridden ids: {', '.join(kb_obj.overridden)}")
+    click.echo(f"engine: {matcher.engine} (available: {', '.join(available_engines())}; set RLFIX_ENGINE)")
+
+
+@cli.command("eval")
+@click.argument("directory", default="fixtures/logs", type=click.Path(exists=True, file_okay=False))
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "markdown"]), default="text", show_default=True)
+@kb_option
+def eval_cmd(directory: str, fmt: str, kb_dirs: tuple[str, ...]) -> None:
+    """Accuracy on labelled logs (DIRECTORY/labels.yaml): top-1, top-3, false alarms, per id."""
+    from rlfix.evaluate import evaluate
+
+    result = evaluate(directory, _kb(kb_dirs))
+    if fmt == "markdown":
+        click.echo(result.to_markdown(), nl=False)
+    else:
+        for sig_id, (n, t1, t3) in result.per_id().items():
+            click.echo(f"{sig_id:34} logs {n:3}  top-1 {t1:3}/{n:<3} top-3 {t3:3}/{n:<3}")
+        for o in result.outcomes:
+            if not o.top1:
+                click.echo(f"MISS {o.case.file}: expected {o.case.expect}, got {list(o.got[:3])}")
+        click.echo(
+            f"failures: {len(result.failures)} logs, top-1 {result.top1:.1%}, top-3 {result.top3:.1%}; "
+            f"healthy: {len(result.healthy)} logs, false alarms {len(result.false_alarms)}"
+        )
+    ok = result.top1 == 1.0 and not result.false_alarms
+    sys.exit(EXIT_OK if ok else EXIT_DIAGNOSED)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console-script entry point: rlfix errors become one line on stderr, never a traceback."""
+    try:
+        result = cli.main(args=list(argv) if argv is not None else None, prog_name="rlfix", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(EXIT_USAGE if exc.exit_code not in (0, 1) else exc.exit_code)
+    except RlfixError as exc:
+        _fail(str(exc))
+        sys.exit(exc.exit_code)
+    except (KeyboardInterrupt, click.exceptions.Abort):
+        click.echo("rlfix: interrupted", err=True)
+        sys.exit(130)
+    except BrokenPipeError:
+        # The reader went away (`rlfix diagnose big.log | head`): not an error.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(EXIT_OK)
+    sys.exit(result if isinstance(result, int) else EXIT_OK)

@@ -1,0 +1,172 @@
+"""What the log says about the job itself: frameworks, versions, hardware, configuration.
+
+Context is gathered by observer probes that run in the same scan as the signatures, so it
+costs nothing on lines that hold none of their anchors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import regex
+
+from rlfix.anchors import derive_anchors
+from rlfix.errors import Location
+from rlfix.match import Hit, Probe
+from rlfix.model import Pattern
+
+CONTEXT = "@context"
+
+# Frameworks are named by what their own code prints or by how they are launched.
+_FRAMEWORK_PATTERNS: tuple[tuple[str, str], ...] = (
+    ("openrlhf", r"(?i)\bopenrlhf\b"),
+    ("simplerl", r"(?i)\bsimple_?rl(?:[-_]reason|[-_]zoo)?\b"),
+    ("verl", r"\bverl[./](?:trainer|workers|single_controller|utils|models)\b"),
+    ("verl", r"(?:^|\s)\+?actor_rollout_ref\.[\w.]+="),
+    ("trl", r"\btrl[./](?:trainer|scripts|models|extras)\b"),
+    ("trl", r"\b(?:GRPOTrainer|GRPOConfig|PPOTrainer|RLOOTrainer|DPOTrainer)\b"),
+    ("deepspeed", r"(?i)\bdeepspeed\b"),
+    ("vllm", r"(?i)\bvllm\b"),
+    ("ray", r"\bray[./](?:_private|util|exceptions|worker|remote_function|actor)\b"),
+    ("ray", r"(?:^|\s)(?:raylet|Ray(?:Task|Actor)Error|ActorDiedError|ray start|ray job)\b"),
+    ("pytorch", r"\btorch[./](?:distributed|nn|cuda|autograd|utils)\b"),
+    ("pytorch", r"\btorchrun\b"),
+)
+
+# `name==1.2.3` (pip freeze), `vllm 0.7.2` in `pip list`, and the banners frameworks print.
+_VERSION_PATTERNS: tuple[str, ...] = (
+    r"(?i)\b(?P<name>vllm|torch|ray|deepspeed|transformers|trl|openrlhf|verl|accelerate|flash[-_]attn|nccl)"
+    r"==(?P<version>\d+\.\d+(?:\.\d+)?(?:[.+-]?(?:post|rc|dev|a|b)\d*)?)",
+    r"Initializing an? (?:V1 )?LLM engine \(v(?P<vllm>\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)\)",
+    r"vLLM API server version (?P<vllm>\d+\.\d+(?:\.\d+)?)",
+    r"DeepSpeed info: version=(?P<deepspeed>\d+\.\d+(?:\.\d+)?)",
+    r"NCCL version (?P<nccl>\d+\.\d+\.\d+)",
+    r"(?i)^(?P<name>vllm|torch|ray|deepspeed|transformers|trl|openrlhf|verl|accelerate)\s+(?P<version>\d+\.\d+\.\d+\S*)\s*$",
+)
+
+# Settings from command lines (`--flag value`, `--flag=value`) and Hydra overrides (`a.b.c=v`).
+_CLI_FLAG = regex.compile(r"(?:^|\s)(--[A-Za-z][\w.\-]*)(?:=|\s+)(?!--)([^\s\\]+)")
+_HYDRA = regex.compile(r"(?:^|\s)\+{0,2}((?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*)=([^\s\\]+)")
+_SETTING_PATTERNS: tuple[str, ...] = (
+    r"(?:^|\s)--[A-Za-z][\w.\-]*(?:=|\s+)[^\s\\-]",
+    r"(?:^|\s)\+{0,2}(?:actor_rollout_ref|critic|data|trainer|algorithm|reward_model|ray_kwargs|ray_init)\.[\w.]+=",
+)
+_GPU_PATTERNS: tuple[str, ...] = (
+    r"(?P<gpu>NVIDIA (?:A100|H100|H800|H20|A800|A10G?|L40S?|L4|V100|RTX \w+|GeForce \w+ \w+)[\w-]*)",
+)
+
+
+def _pattern(source: str) -> Pattern:
+    anchors, caseless = derive_anchors(source)
+    flags = regex.IGNORECASE if caseless else 0
+    return Pattern(
+        source=source,
+        literal=False,
+        anchors=anchors,
+        ignore_case=caseless,
+        compiled=regex.compile(source, flags),
+        location=Location("rlfix/context.py"),
+    )
+
+
+def context_probes() -> list[Probe]:
+    """Observer probes that feed a `JobContext`."""
+    probes = [Probe(f"{CONTEXT}:framework:{name}", _pattern(p)) for name, p in _FRAMEWORK_PATTERNS]
+    probes += [Probe(f"{CONTEXT}:version", _pattern(p)) for p in _VERSION_PATTERNS]
+    probes += [Probe(f"{CONTEXT}:setting", _pattern(p)) for p in _SETTING_PATTERNS]
+    probes += [Probe(f"{CONTEXT}:gpu", _pattern(p)) for p in _GPU_PATTERNS]
+    return probes
+
+
+#: Bound on how many settings are remembered, so a pathological log cannot grow memory.
+MAX_SETTINGS = 2000
+
+# When several frameworks show, the one that drives the job names the flags a user changes.
+_PRECEDENCE = ("simplerl", "openrlhf", "verl", "trl", "deepspeed", "vllm", "ray", "pytorch")
+
+
+@dataclass
+class JobContext:
+    """Frameworks, versions, GPUs and settings the log reveals, with the line each came from."""
+
+    frameworks: dict[str, int] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
+    settings: dict[str, str] = field(default_factory=dict)
+    gpus: dict[str, int] = field(default_factory=dict)
+
+    def observe(self, hit: Hit) -> None:
+        """Record what one context probe found."""
+        kind = hit.probe.owner.split(":", 2)[1]
+        message = hit.line.message
+        if kind == "framework":
+            name = hit.probe.owner.rsplit(":", 1)[1]
+            self.frameworks[name] = self.frameworks.get(name, 0) + 1
+        elif kind == "version":
+            groups = {k: v for k, v in hit.match.groupdict().items() if v}
+            if "name" in groups and "version" in groups:
+                self.versions.setdefault(_canonical(groups["name"]), groups["version"])
+            for key, value in groups.items():
+                if key not in ("name", "version"):
+                    self.versions.setdefault(key, value)
+        elif kind == "setting":
+            if len(self.settings) < MAX_SETTINGS:
+                for key, value in _CLI_FLAG.findall(message) + _HYDRA.findall(message):
+                    self.settings.setdefault(key, value.strip("'\","))
+        elif kind == "gpu":
+            gpu = hit.match.group("gpu")
+            self.gpus[gpu] = self.gpus.get(gpu, 0) + 1
+
+    @property
+    def framework(self) -> str | None:
+        """The framework that drives the job (the one whose flags the user would change)."""
+        for name in _PRECEDENCE:
+            if name in self.frameworks:
+                return name
+        return None
+
+    def framework_version(self, name: str) -> str | None:
+        return self.versions.get(name)
+
+    def active_frameworks(self) -> list[str]:
+        """Detected frameworks, the driving one first; simpleRL-reason also runs verl's flags."""
+        found = [n for n in _PRECEDENCE if n in self.frameworks]
+        if "simplerl" in found and "verl" not in found:
+            found.insert(1, "verl")
+        return found
+
+    def setting(self, key: str) -> str | None:
+        """The value of a flag or override as the log shows it, trying `--a.b` and `--a_b` forms."""
+        for candidate in _spellings(key):
+            if candidate in self.settings:
+                return self.settings[candidate]
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "framework": self.framework,
+            "frameworks": self.active_frameworks(),
+            "versions": dict(sorted(self.versions.items())),
+            "gpus": dict(sorted(self.gpus.items())),
+            "settings": dict(sorted(self.settings.items())),
+        }
+
+    @property
+    def empty(self) -> bool:
+        return not (self.frameworks or self.versions or self.settings or self.gpus)
+
+
+def _canonical(name: str) -> str:
+    name = name.lower().replace("_", "-")
+    return {"flash-attn": "flash-attn"}.get(name, name)
+
+
+def _spellings(key: str) -> Iterable[str]:
+    yield key
+    bare = key.lstrip("+")
+    if bare != key:
+        yield bare
+    if key.startswith("--"):
+        yield key.replace("_", "-")
+        yield key.replace("-", "_").replace("__", "--", 1)

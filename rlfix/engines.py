@@ -1,0 +1,114 @@
+"""Literal prefilters: find where any anchor literal occurs in a block of bytes.
+
+Two engines give the same answers: Hyperscan (the `fast` extra, a C library that scans for
+all literals in one pass) and a pure-Python fallback built on `bytes.find`, which is exact but
+slower. `RLFIX_ENGINE=python|hyperscan` forces one; the default takes Hyperscan when it loads.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+ENGINE_ENV = "RLFIX_ENGINE"
+
+
+class Prefilter(Protocol):
+    """Reports (end offset, anchor index) for every occurrence of every anchor in a block."""
+
+    name: str
+
+    def scan(self, block: bytes) -> list[tuple[int, int]]: ...
+
+
+class PythonPrefilter:
+    """One `bytes.find` sweep per distinct anchor; caseless anchors search a lowered copy."""
+
+    name = "python"
+
+    def __init__(self, anchors: Sequence[tuple[bytes, bool]]) -> None:
+        self._exact = [(i, a) for i, (a, caseless) in enumerate(anchors) if not caseless]
+        self._caseless = [(i, a.lower()) for i, (a, caseless) in enumerate(anchors) if caseless]
+
+    def scan(self, block: bytes) -> list[tuple[int, int]]:
+        hits: list[tuple[int, int]] = []
+        for groups, haystack in ((self._exact, block), (self._caseless, None)):
+            if not groups:
+                continue
+            text = haystack if haystack is not None else block.lower()
+            for index, needle in groups:
+                find = text.find
+                pos = find(needle)
+                while pos >= 0:
+                    end = pos + len(needle)
+                    hits.append((end, index))
+                    pos = find(needle, end)
+        return hits
+
+
+def _hs_escape(literal: bytes) -> bytes:
+    return b"".join(bytes([c]) if chr(c).isalnum() and c < 128 else b"\\x%02x" % c for c in literal)
+
+
+class HyperscanPrefilter:
+    """All anchors compiled into one Hyperscan database, scanned in a single pass per block."""
+
+    name = "hyperscan"
+
+    def __init__(self, anchors: Sequence[tuple[bytes, bool]]) -> None:
+        import hyperscan
+
+        self._hs = hyperscan
+        self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        self._empty = not anchors
+        if self._empty:
+            return
+        expressions = [_hs_escape(a) for a, _ in anchors]
+        flags = [hyperscan.HS_FLAG_CASELESS if caseless else 0 for _, caseless in anchors]
+        self._db.compile(
+            expressions=expressions,
+            ids=list(range(len(anchors))),
+            elements=len(anchors),
+            flags=flags,
+        )
+        self._scratch = hyperscan.Scratch(self._db)
+
+    def scan(self, block: bytes) -> list[tuple[int, int]]:
+        if self._empty or not block:
+            return []
+        hits: list[tuple[int, int]] = []
+        append = hits.append
+
+        def on_match(anchor: int, _start: int, end: int, _flags: int, _ctx: Any) -> None:
+            append((end, anchor))
+
+        self._db.scan(block, match_event_handler=on_match, scratch=self._scratch)
+        return hits
+
+
+def available_engines() -> list[str]:
+    """Engines that can run in this environment, best first."""
+    names = []
+    try:
+        import hyperscan  # noqa: F401
+
+        names.append("hyperscan")
+    except ImportError:
+        pass
+    names.append("python")
+    return names
+
+
+def make_prefilter(anchors: Sequence[tuple[bytes, bool]], engine: str = "auto") -> Prefilter:
+    """Build the requested engine (`auto`, `hyperscan` or `python`) over `anchors`."""
+    choice = os.environ.get(ENGINE_ENV, "") if engine == "auto" else engine
+    if choice in ("", "auto"):
+        choice = available_engines()[0]
+    if choice == "hyperscan":
+        return HyperscanPrefilter(anchors)
+    if choice == "python":
+        return PythonPrefilter(anchors)
+    from rlfix.errors import UsageError
+
+    raise UsageError(f"unknown matching engine {choice!r}; use one of: {', '.join(available_engines())}")

@@ -1,0 +1,1 @@
+"""Optional integrations (Ray, wrapped commands); each imports its heavy dependency lazily."""

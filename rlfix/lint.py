@@ -1,0 +1,180 @@
+"""Named checks over a loaded knowledge base; each returns typed issues with a location."""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from rlfix.errors import Location
+from rlfix.kb import KnowledgeBase
+from rlfix.match import Matcher
+from rlfix.model import Kind, Signature
+
+#: Seconds a pattern may spend on one adversarial string before it counts as backtracking.
+BACKTRACK_BUDGET = 0.25
+#: Length of the adversarial strings.
+ADVERSARIAL_LENGTH = 20_000
+
+
+@dataclass(frozen=True)
+class LintIssue:
+    """One finding: which check, how bad, where, what."""
+
+    check: str
+    severity: str  # "error" | "warning"
+    location: Location
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.location}: {self.severity}: [{self.check}] {self.message}"
+
+
+Check = Callable[[KnowledgeBase, Matcher], Iterable[LintIssue]]
+
+
+def check_taxonomy(kb: KnowledgeBase, _m: Matcher) -> Iterable[LintIssue]:
+    """Every taxonomy id has a signature of the same kind."""
+    for entry in kb.taxonomy:
+        sig = kb.get(entry.id)
+        if sig is None:
+            yield LintIssue("taxonomy", "error", Location("knowledge/taxonomy.yaml"), f"no signature for {entry.id}")
+        elif sig.kind is not entry.kind:
+            yield LintIssue(
+                "taxonomy", "error", sig.location, f"{sig.id} is a {sig.kind.value}; the taxonomy says {entry.kind.value}"
+            )
+
+
+def check_relations(kb: KnowledgeBase, _m: Matcher) -> Iterable[LintIssue]:
+    """`explains` and `supersedes` name existing signatures; only roots explain; one fallback."""
+    fallbacks = [s for s in kb if s.fallback]
+    if len(fallbacks) > 1:
+        yield LintIssue("relations", "error", fallbacks[1].location, "only one signature may be the fallback")
+    for sig in kb:
+        for target in sig.explains:
+            other = kb.get(target)
+            if other is None:
+                yield LintIssue("relations", "error", sig.location, f"{sig.id} explains unknown id {target}")
+            elif target == sig.id:
+                yield LintIssue("relations", "error", sig.location, f"{sig.id} explains itself")
+        if sig.explains and sig.kind is not Kind.ROOT:
+            yield LintIssue("relations", "error", sig.location, f"{sig.id} is a symptom; only roots explain")
+        for target in sig.supersedes:
+            other = kb.get(target)
+            if other is None:
+                yield LintIssue("relations", "error", sig.location, f"{sig.id} supersedes unknown id {target}")
+            elif other.kind is not Kind.ROOT or sig.kind is not Kind.ROOT:
+                yield LintIssue("relations", "error", sig.location, f"supersedes is between roots ({sig.id} -> {target})")
+            elif sig.id in other.supersedes:
+                yield LintIssue("relations", "error", sig.location, f"{sig.id} and {target} supersede each other")
+
+
+def check_examples(kb: KnowledgeBase, matcher: Matcher) -> Iterable[LintIssue]:
+    """Each `match` example matches its signature and each `no_match` example does not."""
+    for sig in kb:
+        for line in sig.examples.match:
+            if sig.id not in matcher.owners_matching(line):
+                yield LintIssue("examples", "error", sig.location, f"{sig.id} does not match its example: {line!r}")
+        for line in sig.examples.no_match:
+            if sig.id in matcher.owners_matching(line):
+                yield LintIssue("examples", "error", sig.location, f"{sig.id} matches its no_match example: {line!r}")
+
+
+def _related(a: Signature, b: Signature) -> bool:
+    return b.id in a.explains + a.supersedes or a.id in b.explains + b.supersedes
+
+
+def check_claims(kb: KnowledgeBase, matcher: Matcher) -> Iterable[LintIssue]:
+    """No root's example is also matched by an unrelated root (the two would compete)."""
+    for sig in kb:
+        if sig.kind is not Kind.ROOT or sig.fallback:
+            continue
+        for line in sig.examples.match:
+            for owner in dict.fromkeys(matcher.owners_matching(line)):
+                other = kb.get(owner)
+                if other is None or other.id == sig.id or other.kind is not Kind.ROOT or other.fallback:
+                    continue
+                if not _related(sig, other):
+                    yield LintIssue(
+                        "claims",
+                        "error",
+                        sig.location,
+                        f"example of {sig.id} is also matched by unrelated root {other.id}: {line!r}",
+                    )
+
+
+def _adversarial(pattern: str, anchors: Sequence[str]) -> list[str]:
+    """Strings that make a backtracking pattern explode: long runs of what it accepts, no ending."""
+    alphabet = "".join(sorted({c for c in pattern if c in string.printable and c not in "\\()[]{}?*+|^$."}))
+    n = ADVERSARIAL_LENGTH
+    out = ["a" * n, " " * n, "0" * n, "a " * (n // 2), ("a" * 30 + " ") * (n // 31)]
+    if alphabet:
+        out.append((alphabet * (n // len(alphabet) + 1))[:n])
+    for anchor in anchors[:2]:
+        out.append(anchor + " " * n + "!")
+        out.append((anchor + " ") * (n // (len(anchor) + 1)))
+        out.append(anchor + "a" * n)
+    return out
+
+
+def check_backtracking(kb: KnowledgeBase, _m: Matcher) -> Iterable[LintIssue]:
+    """No regex takes more than the budget on adversarial input (catastrophic backtracking)."""
+    for sig in kb:
+        for p in sig.patterns:
+            if p.literal:
+                continue
+            for text in _adversarial(p.source, p.anchors):
+                try:
+                    p.compiled.search(text, timeout=BACKTRACK_BUDGET)
+                except TimeoutError:
+                    yield LintIssue(
+                        "backtracking",
+                        "error",
+                        p.location,
+                        f"{sig.id}: pattern {p.source!r} backtracks catastrophically (over {BACKTRACK_BUDGET}s "
+                        f"on a {len(text)}-character line); make it linear",
+                    )
+                    break
+
+
+def check_anchors(kb: KnowledgeBase, _m: Matcher) -> Iterable[LintIssue]:
+    """Warn about anchors so common that they make most lines candidates."""
+    common = {"error", "rror", "info", "warn", "the", "and", "line", "file"}
+    for sig in kb:
+        for p in sig.patterns:
+            weak = [a for a in p.anchors if a.lower() in common or len(a.strip()) < 4]
+            if weak and not sig.fallback:
+                yield LintIssue(
+                    "anchors", "warning", p.location, f"{sig.id}: weak anchor(s) {weak} slow the prefilter down"
+                )
+
+
+def check_regex_compiles_in_context(kb: KnowledgeBase, _m: Matcher) -> Iterable[LintIssue]:
+    """Extractors name a group they define."""
+    for sig in kb:
+        for name, pattern in sig.extract:
+            if name not in pattern.groupindex and pattern.groups != 1:
+                yield LintIssue("extract", "error", sig.location, f"{sig.id}: extractor {name} needs a group named {name}")
+
+
+CHECKS: dict[str, Check] = {
+    "taxonomy": check_taxonomy,
+    "relations": check_relations,
+    "examples": check_examples,
+    "claims": check_claims,
+    "backtracking": check_backtracking,
+    "anchors": check_anchors,
+    "extract": check_regex_compiles_in_context,
+}
+
+
+def lint(kb: KnowledgeBase, checks: Sequence[str] | None = None, engine: str = "auto") -> list[LintIssue]:
+    """Run the named checks (all by default) and return every issue, errors first."""
+    matcher = Matcher.for_knowledge(kb, engine=engine)
+    issues: list[LintIssue] = []
+    for name in checks or list(CHECKS):
+        issues.extend(CHECKS[name](kb, matcher))
+    return sorted(issues, key=lambda i: (i.severity != "error", str(i.location)))
+
+
+__all__ = ["CHECKS", "LintIssue", "lint"]

@@ -1,0 +1,214 @@
+"""The streaming matcher: literal prefilter over blocks, exact regex check on candidate lines only.
+
+A log is read in blocks of a few MiB. The prefilter reports where anchor literals occur; only
+the physical lines holding them are decoded, split at `\\r` redraws, normalised and checked
+against the patterns that own those anchors. Ordinary lines are never decoded, which keeps the
+cost near the speed of the literal scan and memory near the block size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import BinaryIO
+
+import regex
+
+from rlfix.engines import Prefilter, make_prefilter
+from rlfix.kb import KnowledgeBase
+from rlfix.model import Line, Pattern
+from rlfix.normalize import normalize
+
+#: Bytes read per block. Memory is a small multiple of this, whatever the log's size.
+BLOCK_SIZE = 4 * 1024 * 1024
+#: A line longer than this without a newline is scanned in pieces of this size.
+MAX_LINE = 1024 * 1024
+#: Bytes kept from the end of one piece of an overlong line to the next, so anchors that
+#: straddle the cut are still found.
+OVERLAP = 512
+#: Candidate text around an anchor kept from an overlong line.
+WINDOW = 8 * 1024
+#: Seconds one regex may take on one line before it is abandoned.
+REGEX_TIMEOUT = 0.05
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A pattern owned by a signature (`owner` = its id) or by an observer (`@context`, ...)."""
+
+    owner: str
+    pattern: Pattern
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One probe matched one line."""
+
+    probe: Probe
+    line: Line
+    match: regex.Match[str]
+
+
+Sink = Callable[[Hit], None]
+
+
+class Matcher:
+    """Compiles every probe's anchors once and matches blocks or single lines against them."""
+
+    def __init__(self, probes: Sequence[Probe], engine: str = "auto", timeout: float = REGEX_TIMEOUT) -> None:
+        self.probes = tuple(probes)
+        self.timeout = timeout
+        anchor_ids: dict[tuple[bytes, bool], int] = {}
+        by_anchor: list[list[int]] = []
+        for index, probe in enumerate(self.probes):
+            for anchor in probe.pattern.anchors:
+                key = (anchor.encode("utf-8"), probe.pattern.ignore_case)
+                if key not in anchor_ids:
+                    anchor_ids[key] = len(by_anchor)
+                    by_anchor.append([])
+                by_anchor[anchor_ids[key]].append(index)
+        self._probes_of_anchor = [tuple(dict.fromkeys(p)) for p in by_anchor]
+        self.prefilter: Prefilter = make_prefilter(list(anchor_ids), engine)
+
+    @classmethod
+    def for_knowledge(cls, kb: KnowledgeBase, extra: Iterable[Probe] = (), engine: str = "auto") -> Matcher:
+        """A matcher over every pattern of every signature in `kb`, plus observer probes."""
+        probes = [Probe(sig.id, p) for sig in kb for p in sig.patterns]
+        probes.extend(extra)
+        return cls(probes, engine=engine)
+
+    @property
+    def engine(self) -> str:
+        return self.prefilter.name
+
+    # --- streams -------------------------------------------------------------------
+
+    def scan_stream(self, stream: BinaryIO, source: str, sink: Sink, first_line: int = 1) -> tuple[int, int]:
+        """Scan a binary stream block by block. Returns (lines, bytes) read."""
+        carry = b""
+        line_no = first_line
+        total = 0
+        while True:
+            chunk = stream.read(BLOCK_SIZE)
+            if not chunk:
+                break
+            total += len(chunk)
+            buf = carry + chunk if carry else chunk
+            cut = buf.rfind(b"\n")
+            if cut < 0:
+                if len(buf) >= MAX_LINE:
+                    # An overlong line: scan what we have, keep a tail in case an anchor straddles.
+                    self.scan_block(buf, line_no, source, sink)
+                    carry = buf[-OVERLAP:]
+                else:
+                    carry = buf
+                continue
+            block, carry = buf[: cut + 1], buf[cut + 1 :]
+            self.scan_block(block, line_no, source, sink)
+            line_no += block.count(b"\n")
+            if len(carry) >= MAX_LINE:
+                self.scan_block(carry, line_no, source, sink)
+                carry = carry[-OVERLAP:]
+        if carry:
+            self.scan_block(carry, line_no, source, sink)
+            line_no += 1
+        return line_no - first_line, total
+
+    def scan_block(self, block: bytes, first_line: int, source: str, sink: Sink) -> None:
+        """Match every candidate line of `block`, whose first line has number `first_line`."""
+        hits = self.prefilter.scan(block)
+        if not hits:
+            return
+        hits.sort()
+        counted_to = 0
+        line_no = first_line
+        i = 0
+        while i < len(hits):
+            end = hits[i][0]
+            start = block.rfind(b"\n", 0, max(end - 1, 0)) + 1
+            stop = block.find(b"\n", end - 1)
+            if stop < 0:
+                stop = len(block)
+            line_no += block.count(b"\n", counted_to, start)
+            counted_to = start
+            local: list[tuple[int, int]] = []
+            while i < len(hits) and hits[i][0] - 1 < stop:
+                local.append((hits[i][0] - start, hits[i][1]))
+                i += 1
+            self._candidate(block[start:stop], local, line_no, source, sink)
+
+    def scan_line(self, raw: str | bytes, number: int, source: str, sink: Sink) -> None:
+        """Match one line (used when lines arrive one at a time: follow, run, `Triage.feed`)."""
+        data = raw.encode("utf-8", "surrogateescape") if isinstance(raw, str) else raw
+        data = data.rstrip(b"\n")
+        hits = self.prefilter.scan(data)
+        if hits:
+            self._candidate(data, sorted(hits), number, source, sink)
+
+    # --- one candidate line ----------------------------------------------------------
+
+    def _candidate(self, data: bytes, hits: list[tuple[int, int]], number: int, source: str, sink: Sink) -> None:
+        for seg_start, seg_end in _segments(data, hits):
+            anchors = {a for end, a in hits if seg_start < end <= seg_end}
+            if not anchors:
+                continue
+            raw = data[seg_start:seg_end].decode("utf-8", "replace")
+            line = normalize(raw, source, number)
+            if not line.message and not line.text:
+                continue
+            self._verify(line, anchors, sink)
+
+    def _verify(self, line: Line, anchors: set[int], sink: Sink) -> None:
+        seen_owners: set[str] = set()
+        for anchor in sorted(anchors):
+            for index in self._probes_of_anchor[anchor]:
+                probe = self.probes[index]
+                if probe.owner in seen_owners:
+                    continue
+                m = probe.pattern.search(line.message, self.timeout)
+                if m is None and line.text != line.message:
+                    m = probe.pattern.search(line.text, self.timeout)
+                if m is not None:
+                    seen_owners.add(probe.owner)
+                    sink(Hit(probe, line, m))
+
+    def owners_matching(self, raw_line: str) -> list[str]:
+        """Ids of the owners whose patterns match one raw line (for examples and lint)."""
+        found: list[str] = []
+        self.scan_line(raw_line, 1, "<example>", lambda hit: found.append(hit.probe.owner))
+        return found
+
+
+def _segments(data: bytes, hits: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Byte ranges to decode: `\\r` redraw segments, and windows around anchors in huge lines."""
+    if b"\r" in data:
+        ranges = []
+        pos = 0
+        for piece in data.split(b"\r"):
+            ranges.append((pos, pos + len(piece)))
+            pos += len(piece) + 1
+    else:
+        ranges = [(0, len(data))]
+    out: list[tuple[int, int]] = []
+    for start, end in ranges:
+        if end - start <= 2 * WINDOW + MAX_PREFIX_BYTES:
+            out.append((start, end))
+            continue
+        # Overlong: the head (for prefixes) plus a window around each anchor, merged.
+        windows = [(start, start + MAX_PREFIX_BYTES)]
+        for hit_end, _ in hits:
+            if start < hit_end <= end:
+                windows.append((max(start, hit_end - WINDOW), min(end, hit_end + WINDOW)))
+        windows.sort()
+        merged = [windows[0]]
+        for w_start, w_end in windows[1:]:
+            if w_start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], w_end))
+            else:
+                merged.append((w_start, w_end))
+        out.extend(merged)
+    return out
+
+
+#: Bytes at the start of an overlong line kept so its prefixes can still be read.
+MAX_PREFIX_BYTES = 512

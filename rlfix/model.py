@@ -1,0 +1,231 @@
+"""The typed objects every stage passes along: signatures in, diagnoses out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+import regex
+
+from rlfix.errors import Location
+
+
+class Kind(str, Enum):
+    """Whether a signature names a cause a user can act on, or a downstream effect."""
+
+    ROOT = "root"
+    SYMPTOM = "symptom"
+
+
+class Severity(str, Enum):
+    """How bad a matched line is for the job."""
+
+    FATAL = "fatal"
+    ERROR = "error"
+    WARNING = "warning"
+
+    @property
+    def weight(self) -> int:
+        return {"fatal": 2, "error": 1, "warning": 0}[self.value]
+
+
+class FlagForm(str, Enum):
+    """How a remediation is applied."""
+
+    ARG = "arg"  # command-line flag, e.g. --grad_accum_dtype bf16
+    SET = "set"  # Hydra / OmegaConf override, e.g. a.b.c=False
+    ENV = "env"  # environment variable, e.g. CUDA_LAUNCH_BLOCKING=1
+    CONFIG = "config"  # config object/file field, e.g. vllm_gpu_memory_utilization=0.3
+    COMMAND = "command"  # a different command, e.g. accelerate launch train.py
+
+
+FRAMEWORKS = (
+    "any",
+    "pytorch",
+    "deepspeed",
+    "vllm",
+    "ray",
+    "openrlhf",
+    "verl",
+    "trl",
+    "simplerl",
+    "transformers",
+    "accelerate",
+    "nccl",
+)
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """One way a signature shows in a line; `anchors` are literals every match contains."""
+
+    source: str
+    literal: bool
+    anchors: tuple[str, ...]
+    ignore_case: bool
+    compiled: regex.Pattern[str] = field(compare=False, repr=False)
+    location: Location = field(compare=False, repr=False)
+
+    def search(self, text: str, timeout: float) -> regex.Match[str] | None:
+        """Find this pattern in one normalised line, giving up after `timeout` seconds."""
+        if self.literal and not self.ignore_case:
+            # A plain substring test is exact for literals and much cheaper than the engine.
+            if self.source not in text:
+                return None
+        try:
+            return self.compiled.search(text, timeout=timeout)
+        except TimeoutError:
+            return None
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A setting that fixes, mitigates or helps diagnose a failure in one framework."""
+
+    framework: str
+    form: FlagForm
+    value: str
+    purpose: str
+    versions: str | None = None
+    cost: str | None = None
+    note: str | None = None
+
+    @property
+    def key(self) -> str:
+        """The name a user sets: `--vllm.enforce_eager`, `a.b.c`, `CUDA_LAUNCH_BLOCKING`."""
+        if self.form is FlagForm.COMMAND:
+            return self.value
+        if self.form is FlagForm.ARG:
+            return self.value.split(None, 1)[0].split("=", 1)[0]
+        return self.value.split("=", 1)[0].strip().lstrip("+")
+
+    @property
+    def suggested(self) -> str | None:
+        """The value the flag sets, when it names one."""
+        if self.form is FlagForm.COMMAND:
+            return None
+        if self.form is FlagForm.ARG:
+            head = self.value.split(None, 1)
+            if len(head) == 2:
+                return head[1]
+            return self.value.split("=", 1)[1] if "=" in self.value else None
+        return self.value.split("=", 1)[1].strip() if "=" in self.value else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "framework": self.framework,
+            "versions": self.versions,
+            "form": self.form.value,
+            "value": self.value,
+            "key": self.key,
+            "suggested": self.suggested,
+            "purpose": self.purpose,
+            "cost": self.cost,
+            "note": self.note,
+        }
+
+
+@dataclass(frozen=True)
+class Remediation:
+    """Ordered steps plus framework flags."""
+
+    steps: tuple[str, ...] = ()
+    flags: tuple[Flag, ...] = ()
+
+
+@dataclass(frozen=True)
+class Examples:
+    """Lines a signature must match, and near misses it must not."""
+
+    match: tuple[str, ...] = ()
+    no_match: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Signature:
+    """One failure the knowledge base knows: how it looks, what it means, how to fix it."""
+
+    id: str
+    title: str
+    kind: Kind
+    severity: Severity
+    summary: str
+    patterns: tuple[Pattern, ...]
+    confidence: float
+    extract: tuple[tuple[str, regex.Pattern[str]], ...] = field(default=(), compare=False)
+    explains: tuple[str, ...] = ()
+    supersedes: tuple[str, ...] = ()
+    fallback: bool = False
+    remediation: Remediation = Remediation()
+    references: tuple[str, ...] = ()
+    examples: Examples = Examples()
+    location: Location = field(default=Location("<memory>"), compare=False)
+
+    @property
+    def is_root(self) -> bool:
+        return self.kind is Kind.ROOT
+
+
+@dataclass(frozen=True)
+class Line:
+    """One normalised log line: the message plus what its prefixes said about where it came from."""
+
+    source: str
+    number: int
+    text: str
+    message: str
+    rank: int | None = None
+    worker: str | None = None
+    pid: int | None = None
+    node: str | None = None
+    level: str | None = None
+    timestamp: str | None = None
+    repeat: int = 1
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A line that matched a signature, with where it came from."""
+
+    source: str
+    line: int
+    text: str
+    message: str
+    rank: int | None = None
+    worker: str | None = None
+    node: str | None = None
+    pid: int | None = None
+    timestamp: str | None = None
+    repeat: int = 1
+    values: Mapping[str, str] = field(default_factory=dict)
+    order: int = 0
+
+    @property
+    def where(self) -> str:
+        """`rank 3`, `WorkerDict pid=12 @10.0.0.3`, or empty when the line had no prefix."""
+        parts: list[str] = []
+        if self.rank is not None:
+            parts.append(f"rank {self.rank}")
+        if self.worker:
+            parts.append(self.worker + (f" pid={self.pid}" if self.pid else ""))
+        elif self.pid:
+            parts.append(f"pid={self.pid}")
+        if self.node:
+            parts.append(f"@{self.node}")
+        return " ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "line": self.line,
+            "text": self.text,
+            "rank": self.rank,
+            "worker": self.worker,
+            "node": self.node,
+            "pid": self.pid,
+            "timestamp": self.timestamp,
+            "repeat": self.repeat,
+            "values": dict(self.values),
+        }

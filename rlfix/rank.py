@@ -1,0 +1,208 @@
+"""Rank what matched: roots before symptoms, symptoms folded under the root that explains them.
+
+The rules, in order (docs/ranking.md explains them with examples):
+1. A root that `supersedes` another present root absorbs it (specific beats generic).
+2. A root absorbs every present symptom it `explains`; it absorbs a root it `explains` only
+   when its own first evidence comes earlier (an NCCL timeout after a CUDA error on another
+   rank is collateral; an NCCL timeout on its own is the cause).
+3. The fallback (`python-exception`) is folded under any other root that is present.
+4. What remains is ordered: roots, then symptoms; fatal before error before warning; then the
+   earliest first evidence (the first rank to die is usually the cause).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from rlfix.context import JobContext
+from rlfix.kb import KnowledgeBase
+from rlfix.model import Evidence, Kind, Severity, Signature
+from rlfix.remedy import choose_remedies
+from rlfix.report import Diagnosis
+
+#: Distinct evidence lines kept per signature; the rest are only counted.
+MAX_SAMPLES = 5
+#: Distinct ranks / workers / nodes remembered per signature.
+MAX_PLACES = 4096
+
+
+@dataclass
+class Tally:
+    """Everything seen for one signature, bounded however often it matches."""
+
+    signature: Signature
+    samples: list[Evidence] = field(default_factory=list)
+    count: int = 0
+    ranks: set[int] = field(default_factory=set)
+    workers: set[str] = field(default_factory=set)
+    nodes: set[str] = field(default_factory=set)
+    values: dict[str, str] = field(default_factory=dict)
+    _messages: set[str] = field(default_factory=set)
+
+    @property
+    def first(self) -> Evidence:
+        return self.samples[0]
+
+    def add(self, evidence: Evidence) -> bool:
+        """Count one matching line; returns True the first time this signature is seen."""
+        first_time = self.count == 0
+        self.count += max(evidence.repeat, 1)
+        if evidence.rank is not None and len(self.ranks) < MAX_PLACES:
+            self.ranks.add(evidence.rank)
+        if evidence.worker and len(self.workers) < MAX_PLACES:
+            self.workers.add(evidence.worker)
+        if evidence.node and len(self.nodes) < MAX_PLACES:
+            self.nodes.add(evidence.node)
+        for key, value in evidence.values.items():
+            self.values.setdefault(key, value)
+        # The same message from many ranks is one sample "seen on N ranks", not N samples.
+        if evidence.message not in self._messages and len(self.samples) < MAX_SAMPLES:
+            self._messages.add(evidence.message)
+            self.samples.append(evidence)
+        return first_time
+
+
+def _parents(tallies: Mapping[str, Tally], kb: KnowledgeBase) -> dict[str, str]:
+    """Which present signature each present signature is folded under (if any)."""
+    order = {sig_id: t.first.order for sig_id, t in tallies.items()}
+    candidates: dict[str, list[str]] = {}
+
+    def offer(child: str, parent: str) -> None:
+        if child != parent and child in tallies:
+            candidates.setdefault(child, []).append(parent)
+
+    for sig_id, tally in tallies.items():
+        sig = tally.signature
+        if sig.kind is not Kind.ROOT:
+            continue
+        for target in sig.supersedes:
+            offer(target, sig_id)
+        for target in sig.explains:
+            target_sig = kb.get(target)
+            if target not in tallies or target_sig is None:
+                continue
+            if target_sig.kind is Kind.SYMPTOM or order[sig_id] < order[target]:
+                offer(target, sig_id)
+
+    specific_roots = [
+        s for s, t in tallies.items() if t.signature.kind is Kind.ROOT and not t.signature.fallback
+    ]
+    for sig_id, tally in tallies.items():
+        if tally.signature.fallback:
+            for root in specific_roots:
+                offer(sig_id, root)
+
+    parents = {child: min(options, key=lambda p: order[p]) for child, options in candidates.items()}
+    # Break cycles (a supersedes b supersedes a): the later of the two stays top-level.
+    for child in list(parents):
+        seen = {child}
+        node = parents.get(child)
+        while node is not None:
+            if node in seen:
+                loser = max(seen, key=lambda s: order[s])
+                parents.pop(loser, None)
+                break
+            seen.add(node)
+            node = parents.get(node)
+    return parents
+
+
+def _top(sig_id: str, parents: Mapping[str, str]) -> str:
+    seen = set()
+    while sig_id in parents and sig_id not in seen:
+        seen.add(sig_id)
+        sig_id = parents[sig_id]
+    return sig_id
+
+
+def _sort_key(tally: Tally) -> tuple[int, int, int]:
+    sig = tally.signature
+    return (0 if sig.kind is Kind.ROOT else 1, -sig.severity.weight, tally.first.order)
+
+
+def rank(tallies: Mapping[str, Tally], kb: KnowledgeBase, context: JobContext) -> tuple[Diagnosis, ...]:
+    """Turn per-signature tallies into ranked diagnoses with confidences and reasons."""
+    if not tallies:
+        return ()
+    parents = _parents(tallies, kb)
+    folded: dict[str, list[str]] = {}
+    for child in parents:
+        folded.setdefault(_top(child, parents), []).append(child)
+    top_ids = sorted((s for s in tallies if s not in parents), key=lambda s: _sort_key(tallies[s]))
+    fatal_roots = [
+        s for s in top_ids if tallies[s].signature.kind is Kind.ROOT and tallies[s].signature.severity is Severity.FATAL
+    ]
+    earliest_fatal = min(fatal_roots, key=lambda s: tallies[s].first.order) if fatal_roots else None
+
+    out = []
+    for sig_id in top_ids:
+        children = sorted(folded.get(sig_id, []), key=lambda s: tallies[s].first.order)
+        sub = tuple(_diagnosis(tallies[c], (), context, [f"accounted for by {sig_id}"], 0.0) for c in children)
+        reasons, bonus = _reasons(tallies[sig_id], children, tallies, kb, earliest_fatal)
+        out.append(_diagnosis(tallies[sig_id], sub, context, reasons, bonus))
+    return tuple(out)
+
+
+def _reasons(
+    tally: Tally,
+    children: list[str],
+    tallies: Mapping[str, Tally],
+    kb: KnowledgeBase,
+    earliest_fatal: str | None,
+) -> tuple[list[str], float]:
+    sig = tally.signature
+    reasons: list[str] = []
+    bonus = 0.0
+    if sig.fallback:
+        reasons.append("fallback: an uncaught exception that no more specific signature explains")
+    elif sig.kind is Kind.ROOT:
+        reasons.append(f"root cause ({sig.severity.value})")
+    else:
+        reasons.append("symptom with no recognised root cause in the log: the cause may be elsewhere")
+    superseded = [c for c in children if c in sig.supersedes]
+    explained = [c for c in children if c not in sig.supersedes]
+    if superseded:
+        reasons.append(f"more specific than {', '.join(superseded)}")
+    if explained:
+        n = len(explained)
+        reasons.append(f"explains {n} other finding{'s' if n > 1 else ''}: {', '.join(explained)}")
+        bonus += min(0.1, 0.03 * n)
+    first = tally.first
+    where = f"{first.source}:{first.line}" + (f", {first.where}" if first.where else "")
+    if earliest_fatal is not None and sig.kind is Kind.ROOT:
+        if earliest_fatal == tally.signature.id:
+            reasons.append(f"earliest fatal error in the log ({where})")
+            bonus += 0.05
+        elif sig.severity is Severity.FATAL:
+            other = tallies[earliest_fatal].first
+            reasons.append(f"another fatal error came first ({earliest_fatal} at {other.source}:{other.line})")
+            bonus -= 0.15
+    if len(tally.ranks) > 1:
+        reasons.append(f"seen on {len(tally.ranks)} ranks")
+    elif len(tally.workers) > 1:
+        reasons.append(f"seen in {len(tally.workers)} workers")
+    if tally.count > 1:
+        reasons.append(f"{tally.count} matching lines")
+    del kb
+    return reasons, bonus
+
+
+def _diagnosis(
+    tally: Tally, folded: tuple[Diagnosis, ...], context: JobContext, reasons: list[str], bonus: float
+) -> Diagnosis:
+    sig = tally.signature
+    confidence = max(0.05, min(0.99, sig.confidence + bonus))
+    return Diagnosis(
+        signature=sig,
+        evidence=tuple(tally.samples),
+        count=tally.count,
+        ranks=tuple(sorted(tally.ranks)),
+        workers=tuple(sorted(tally.workers)),
+        nodes=tuple(sorted(tally.nodes)),
+        values=dict(tally.values),
+        confidence=confidence,
+        reasons=tuple(reasons),
+        folded=folded,
+        remedies=choose_remedies(sig, context),
+    )

@@ -1,0 +1,196 @@
+"""The result of a triage: ranked diagnoses with evidence, context and remedies."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rlfix.context import JobContext
+from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE
+from rlfix.model import Evidence, Flag, Kind, Severity, Signature
+
+#: Version of the JSON document `Report.to_dict()` produces. Bumped only on breaking changes.
+JSON_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Remedy:
+    """A flag chosen for this job, with what the log says it is set to now."""
+
+    flag: Flag
+    applies: bool
+    current: str | None = None
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.flag.to_dict()
+        out.update(applies=self.applies, current=self.current, reason=self.reason)
+        return out
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """One failure found in the log: the signature, its evidence and why it ranks where it does."""
+
+    signature: Signature
+    evidence: tuple[Evidence, ...]
+    count: int
+    ranks: tuple[int, ...] = ()
+    workers: tuple[str, ...] = ()
+    nodes: tuple[str, ...] = ()
+    values: Mapping[str, str] = field(default_factory=dict)
+    confidence: float = 0.0
+    reasons: tuple[str, ...] = ()
+    folded: tuple[Diagnosis, ...] = ()
+    remedies: tuple[Remedy, ...] = ()
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return self.signature.id
+
+    @property
+    def kind(self) -> Kind:
+        return self.signature.kind
+
+    @property
+    def severity(self) -> Severity:
+        return self.signature.severity
+
+    @property
+    def title(self) -> str:
+        return self.signature.title
+
+    @property
+    def first(self) -> Evidence:
+        """The earliest line that matched."""
+        return self.evidence[0]
+
+    def to_dict(self) -> dict[str, Any]:
+        sig = self.signature
+        return {
+            "id": sig.id,
+            "kind": sig.kind.value,
+            "severity": sig.severity.value,
+            "title": sig.title,
+            "summary": sig.summary,
+            "confidence": round(self.confidence, 3),
+            "reasons": list(self.reasons),
+            "count": self.count,
+            "ranks": list(self.ranks),
+            "workers": list(self.workers),
+            "nodes": list(self.nodes),
+            "values": dict(self.values),
+            "details": dict(self.details),
+            "evidence": [e.to_dict() for e in self.evidence],
+            "explains": [
+                {"id": f.id, "kind": f.kind.value, "title": f.title, "count": f.count, "first": f.first.to_dict()}
+                for f in self.folded
+            ],
+            "remediation": {
+                "steps": list(sig.remediation.steps),
+                "flags": [r.to_dict() for r in self.remedies],
+            },
+            "references": list(sig.references),
+        }
+
+
+@dataclass(frozen=True)
+class SourceStats:
+    """One input: its name, how much was read, and whether it was skipped."""
+
+    name: str
+    lines: int
+    bytes: int
+    skipped: str | None = None
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything rlfix concluded about a log or a set of logs.
+
+    `diagnoses` is ordered best first; symptoms explained by a root are folded into that
+    root's `folded`. Renders as text (`str(report)`), JSON (`to_json()`), Markdown and HTML,
+    and shows itself in a notebook cell.
+    """
+
+    diagnoses: tuple[Diagnosis, ...]
+    context: JobContext = field(default_factory=JobContext)
+    sources: tuple[SourceStats, ...] = ()
+    errors: tuple[str, ...] = ()
+    engine: str = ""
+    insights: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def top(self) -> Diagnosis | None:
+        """The most likely root cause, or None when nothing was recognised."""
+        return self.diagnoses[0] if self.diagnoses else None
+
+    @property
+    def failed(self) -> bool:
+        """Whether any failure was diagnosed."""
+        return bool(self.diagnoses)
+
+    def get(self, sig_id: str) -> Diagnosis | None:
+        """The diagnosis (top-level or folded) for a signature id."""
+        for diag in self.diagnoses:
+            if diag.id == sig_id:
+                return diag
+            for sub in diag.folded:
+                if sub.id == sig_id:
+                    return sub
+        return None
+
+    @property
+    def ids(self) -> list[str]:
+        """Top-level diagnosis ids, best first."""
+        return [d.id for d in self.diagnoses]
+
+    @property
+    def lines(self) -> int:
+        return sum(s.lines for s in self.sources)
+
+    @property
+    def exit_code(self) -> int:
+        """0 nothing recognised, 1 a failure diagnosed, 2 an input could not be read."""
+        if self.errors:
+            return EXIT_USAGE
+        return EXIT_DIAGNOSED if self.failed else EXIT_OK
+
+    def to_dict(self) -> dict[str, Any]:
+        """The versioned JSON contract (see docs/json.md)."""
+        from rlfix import __version__
+
+        return {
+            "version": JSON_VERSION,
+            "tool": {"name": "rlfix", "version": __version__, "engine": self.engine},
+            "failed": self.failed,
+            "top": self.top.id if self.top else None,
+            "context": self.context.to_dict(),
+            "diagnoses": [d.to_dict() for d in self.diagnoses],
+            "insights": dict(self.insights),
+            "inputs": [
+                {"source": s.name, "lines": s.lines, "bytes": s.bytes, "skipped": s.skipped} for s in self.sources
+            ],
+            "errors": list(self.errors),
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, sort_keys=False)
+
+    def render(self, fmt: str = "text", **options: Any) -> str:
+        """Render as `text`, `json`, `markdown` or `html`."""
+        from rlfix.render import render
+
+        return render(self, fmt, **options)
+
+    def __str__(self) -> str:
+        return self.render("text", color=False)
+
+    def _repr_markdown_(self) -> str:
+        return self.render("markdown")
+
+    def _repr_html_(self) -> str:
+        return self.render("html", compact=True)

@@ -1,0 +1,203 @@
+"""The streaming core behind every face of rlfix: feed lines or streams, ask for a report."""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
+from typing import BinaryIO
+
+from rlfix.context import CONTEXT, JobContext, context_probes
+from rlfix.errors import InputError
+from rlfix.kb import KnowledgeBase, load_knowledge
+from rlfix.match import Hit, Matcher
+from rlfix.model import Evidence
+from rlfix.rank import Tally, rank
+from rlfix.read import Input, Problem, expand
+from rlfix.redact import redact_secrets
+from rlfix.report import Report, SourceStats
+
+#: Characters of a matched line kept as evidence (centred on the match when the line is longer).
+EVIDENCE_CHARS = 600
+
+Alert = Callable[[Evidence, str], None]
+
+
+@lru_cache(maxsize=8)
+def _matcher(kb: KnowledgeBase, engine: str) -> Matcher:
+    return Matcher.for_knowledge(kb, context_probes(), engine=engine)
+
+
+class Triage:
+    """Accumulates evidence from lines or streams and ranks it on demand.
+
+    >>> t = Triage()
+    >>> t.feed("RuntimeError: CUDA error: an illegal memory access was encountered")
+    >>> t.report().top.id
+    'cuda-illegal-memory-access'
+
+    `on_new(evidence, signature_id)` is called the first time each signature matches, which is
+    what live modes use to alert as soon as a root cause appears.
+    """
+
+    def __init__(
+        self,
+        kb: KnowledgeBase | None = None,
+        *,
+        kb_dirs: Sequence[str | os.PathLike[str]] = (),
+        engine: str = "auto",
+        redact: bool = True,
+        on_new: Alert | None = None,
+    ) -> None:
+        self.kb = kb if kb is not None else load_knowledge([os.fspath(d) for d in kb_dirs])
+        self.matcher = _matcher(self.kb, engine)
+        self.context = JobContext()
+        self.redact = redact
+        self.on_new = on_new
+        self._tallies: dict[str, Tally] = {}
+        self._order = 0
+        self._sources: list[SourceStats] = []
+        self._errors: list[str] = []
+        self._feed_source = "<lines>"
+        self._feed_lines = 0
+        self._feed_bytes = 0
+
+    # --- input -----------------------------------------------------------------------
+
+    def feed(self, line: str | bytes, source: str | None = None) -> None:
+        """Add one line (trailing newline optional)."""
+        if source is not None and source != self._feed_source:
+            self._close_feed()
+            self._feed_source = source
+        self._feed_lines += 1
+        self._feed_bytes += len(line)
+        self.matcher.scan_line(line, self._feed_lines, self._feed_source, self._sink)
+
+    def feed_lines(self, lines: Iterable[str | bytes], source: str = "<lines>") -> None:
+        """Add many lines from one source."""
+        for line in lines:
+            self.feed(line, source)
+
+    def feed_stream(self, stream: BinaryIO, source: str) -> None:
+        """Scan a binary stream in blocks (the fast path for files and pipes)."""
+        self._close_feed()
+        lines, size = self.matcher.scan_stream(stream, source, self._sink)
+        self._sources.append(SourceStats(source, lines, size))
+
+    def feed_text(self, text: str, source: str = "<text>") -> None:
+        """Scan a string holding a whole log."""
+        self.feed_stream(io.BytesIO(text.encode("utf-8", "surrogateescape")), source)
+
+    def feed_paths(
+        self, paths: Sequence[str | os.PathLike[str]], stdin: BinaryIO | None = None, strict: bool = False
+    ) -> None:
+        """Scan files, directories and `-`; unreadable ones are recorded as errors (or raised if strict)."""
+        for item in expand(paths, stdin):
+            if isinstance(item, Problem):
+                self._problem(item, strict)
+                continue
+            self._feed_input(item, strict)
+
+    def _feed_input(self, item: Input, strict: bool) -> None:
+        try:
+            stream = item.open()
+        except OSError as exc:
+            self._problem(Problem(item.name, exc.strerror or str(exc)), strict)
+            return
+        try:
+            self.feed_stream(stream, item.name)
+        except (OSError, EOFError) as exc:
+            # A truncated gzip or a read error: keep what was read, report the rest.
+            self._problem(Problem(item.name, f"read failed: {exc}"), strict)
+        finally:
+            if item.stream is None:
+                stream.close()
+
+    def _problem(self, problem: Problem, strict: bool) -> None:
+        if problem.skipped:
+            self._sources.append(SourceStats(problem.name, 0, 0, skipped=problem.message))
+            return
+        if strict:
+            raise InputError(str(problem))
+        self._errors.append(str(problem))
+
+    def add_error(self, message: str) -> None:
+        """Record an input problem to show in the report (one line)."""
+        self._errors.append(message)
+
+    def _close_feed(self) -> None:
+        if self._feed_lines:
+            self._sources.append(SourceStats(self._feed_source, self._feed_lines, self._feed_bytes))
+            self._feed_lines = 0
+            self._feed_bytes = 0
+
+    # --- matching --------------------------------------------------------------------
+
+    def _sink(self, hit: Hit) -> None:
+        owner = hit.probe.owner
+        if owner.startswith(CONTEXT):
+            self.context.observe(hit)
+            return
+        sig = self.kb.get(owner)
+        if sig is None:
+            return
+        self._order += 1
+        values = {k: v for k, v in hit.match.groupdict().items() if v is not None}
+        for name, pattern in sig.extract:
+            m = pattern.search(hit.line.message)
+            if m:
+                value = m.group(name) if name in m.groupdict() else m.group(1)
+                if value is not None:
+                    values[name] = value
+        evidence = self._evidence(hit, self._order, values)
+        tally = self._tallies.get(owner)
+        if tally is None:
+            tally = self._tallies[owner] = Tally(sig)
+        if tally.add(evidence) and self.on_new is not None:
+            self.on_new(evidence, owner)
+
+    def _evidence(self, hit: Hit, order: int, values: dict[str, str]) -> Evidence:
+        line = hit.line
+        text = line.text
+        if len(text) > EVIDENCE_CHARS:
+            at = max(text.find(line.message), 0) + hit.match.start() if line.message else 0
+            start = max(0, min(at - EVIDENCE_CHARS // 3, len(text) - EVIDENCE_CHARS))
+            text = ("…" if start else "") + text[start : start + EVIDENCE_CHARS] + "…"
+        message = line.message
+        if self.redact:
+            text, message = redact_secrets(text), redact_secrets(message)
+            values = {k: redact_secrets(v) for k, v in values.items()}
+        return Evidence(
+            source=line.source,
+            line=line.number,
+            text=text,
+            message=message[:EVIDENCE_CHARS],
+            rank=line.rank,
+            worker=line.worker,
+            node=line.node,
+            pid=line.pid,
+            timestamp=line.timestamp,
+            repeat=line.repeat,
+            values=values,
+            order=order,
+        )
+
+    # --- output ----------------------------------------------------------------------
+
+    def seen(self) -> list[str]:
+        """Ids of the signatures matched so far, in order of first appearance."""
+        return sorted(self._tallies, key=lambda s: self._tallies[s].first.order)
+
+    def report(self) -> Report:
+        """Rank everything fed so far. Can be called repeatedly while feeding continues."""
+        sources = list(self._sources)
+        if self._feed_lines:
+            sources.append(SourceStats(self._feed_source, self._feed_lines, self._feed_bytes))
+        return Report(
+            diagnoses=rank(self._tallies, self.kb, self.context),
+            context=self.context,
+            sources=tuple(sources),
+            errors=tuple(self._errors),
+            engine=self.matcher.engine,
+        )
