@@ -19,7 +19,9 @@ import click
 from rlfix import __version__
 from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE, KnowledgeError, RlfixError
 from rlfix.kb import KnowledgeBase, load_knowledge
+from rlfix.model import Evidence
 from rlfix.render import DEFAULT_TOP, FORMATS, color_wanted
+from rlfix.report import Report
 
 EXIT_STATUS_HELP = """\b
 Exit status:
@@ -224,6 +226,95 @@ def eval_cmd(directory: str, fmt: str, kb_dirs: tuple[str, ...]) -> None:
         )
     ok = result.top1 == 1.0 and not result.false_alarms
     sys.exit(EXIT_OK if ok else EXIT_DIAGNOSED)
+
+
+@kb.command("export-patterns")
+@click.option("--dialect", type=click.Choice(["ere", "python"]), default="ere", show_default=True)
+@kb_option
+def kb_export_patterns(dialect: str, kb_dirs: tuple[str, ...]) -> None:
+    """Print every signature pattern, one per line (POSIX ERE for `grep -E -f`, or Python regex)."""
+    from rlfix.export import export_patterns
+
+    for line in export_patterns(_kb(kb_dirs), dialect=dialect):
+        click.echo(line)
+
+
+@cli.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.option("--report", "report_path", type=click.Path(dir_okay=False), help="Also write the report as JSON here.")
+@click.option("--no-redact", is_flag=True, help="Quote evidence without masking tokens and passwords.")
+@kb_option
+def run(command: tuple[str, ...], report_path: str | None, no_redact: bool, kb_dirs: tuple[str, ...]) -> None:
+    """Run a training command, pass its output through, and diagnose it if it fails.
+
+    \b
+    rlfix run -- python train.py --lr 1e-5
+    Exits with the command's own exit status.
+    """
+    from rlfix.integrations.run import run_command
+
+    status = run_command(list(command), kb=_kb(kb_dirs), report_path=report_path, redact=not no_redact)
+    sys.exit(status)
+
+
+@cli.group("ray")
+def ray_group() -> None:
+    """Diagnose Ray jobs, Ray session logs, and whole Ray clusters (needs the `ray` extra)."""
+
+
+@ray_group.command("job")
+@click.argument("job_id")
+@click.option("--address", default=None, help="Ray dashboard address, e.g. http://127.0.0.1:8265 (default: RAY_ADDRESS).")
+@click.option("--follow", is_flag=True, help="Follow a running job; alert on the first root cause, report when it ends.")
+@click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@kb_option
+def ray_job(job_id: str, address: str | None, follow: bool, fmt: str, kb_dirs: tuple[str, ...]) -> None:
+    """Diagnose a submitted Ray job from its logs and the cluster's state."""
+    from rlfix.integrations.ray import diagnose_job, watch_job
+
+    kb_obj = _kb(kb_dirs)
+    if follow:
+        report = watch_job(job_id, address=address, kb=kb_obj, on_alert=_alert)
+    else:
+        report = diagnose_job(job_id, address=address, kb=kb_obj)
+    _emit(report, fmt)
+
+
+@ray_group.command("logs")
+@click.argument("directory", required=False, type=click.Path(file_okay=False))
+@click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@kb_option
+def ray_logs(directory: str | None, fmt: str, kb_dirs: tuple[str, ...]) -> None:
+    """Diagnose a Ray session's log folder (default: /tmp/ray/session_latest/logs)."""
+    from rlfix.integrations.ray import diagnose_session_logs
+
+    _emit(diagnose_session_logs(directory, kb=_kb(kb_dirs)), fmt)
+
+
+@ray_group.command("cluster")
+@click.option("--address", default=None, help="Ray cluster address (default: RAY_ADDRESS or the local cluster).")
+@click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@kb_option
+def ray_cluster(address: str | None, fmt: str, kb_dirs: tuple[str, ...]) -> None:
+    """Scan the session logs on every alive node of a Ray cluster and merge the evidence."""
+    from rlfix.integrations.ray import diagnose_cluster
+
+    _emit(diagnose_cluster(address=address, kb=_kb(kb_dirs)), fmt)
+
+
+def _alert(evidence: Evidence, sig_id: str) -> None:
+    where = f" [{evidence.where}]" if evidence.where else ""
+    click.echo(f"rlfix: ALERT {sig_id} at {evidence.source}:{evidence.line}{where}: {evidence.text}", err=True)
+
+
+def _emit(report: Report, fmt: str) -> None:
+    options: dict[str, Any] = {}
+    if fmt == "text":
+        options["color"] = color_wanted(sys.stdout.isatty())
+    click.echo(report.render(fmt, **options), nl=False)
+    for err in report.errors:
+        _fail(err)
+    sys.exit(report.exit_code)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -139,7 +139,7 @@ def rank(tallies: Mapping[str, Tally], kb: KnowledgeBase, context: JobContext) -
     for sig_id in top_ids:
         children = sorted(folded.get(sig_id, []), key=lambda s: tallies[s].first.order)
         sub = tuple(_diagnosis(tallies[c], (), context, [f"accounted for by {sig_id}"], 0.0) for c in children)
-        reasons, bonus = _reasons(tallies[sig_id], children, tallies, kb, earliest_fatal)
+        reasons, bonus = _reasons(tallies[sig_id], children, tallies, earliest_fatal)
         out.append(_diagnosis(tallies[sig_id], sub, context, reasons, bonus))
     return tuple(out)
 
@@ -148,7 +148,6 @@ def _reasons(
     tally: Tally,
     children: list[str],
     tallies: Mapping[str, Tally],
-    kb: KnowledgeBase,
     earliest_fatal: str | None,
 ) -> tuple[list[str], float]:
     sig = tally.signature
@@ -160,8 +159,8 @@ def _reasons(
         reasons.append(f"root cause ({sig.severity.value})")
     else:
         reasons.append("symptom with no recognised root cause in the log: the cause may be elsewhere")
-    superseded = [c for c in children if c in sig.supersedes]
-    explained = [c for c in children if c not in sig.supersedes]
+    superseded = [c for c in children if c in sig.supersedes or tallies[c].signature.fallback]
+    explained = [c for c in children if c not in superseded]
     if superseded:
         reasons.append(f"more specific than {', '.join(superseded)}")
     if explained:
@@ -184,7 +183,6 @@ def _reasons(
         reasons.append(f"seen in {len(tally.workers)} workers")
     if tally.count > 1:
         reasons.append(f"{tally.count} matching lines")
-    del kb
     return reasons, bonus
 
 

@@ -122,6 +122,8 @@ class Report:
     errors: tuple[str, ...] = ()
     engine: str = ""
     insights: Mapping[str, Any] = field(default_factory=dict)
+    #: (signature id, evidence) for every matched line in log order, bounded; for timelines.
+    timeline: tuple[tuple[str, Evidence], ...] = ()
 
     @property
     def top(self) -> Diagnosis | None:

@@ -18,6 +18,8 @@ from rlfix.read import Input, Problem, expand
 from rlfix.redact import redact_secrets
 from rlfix.report import Report, SourceStats
 
+#: Evidence points kept for the timeline view (the first ones: the cascade starts early).
+MAX_TIMELINE = 5000
 #: Characters of a matched line kept as evidence (centred on the match when the line is longer).
 EVIDENCE_CHARS = 600
 
@@ -56,6 +58,7 @@ class Triage:
         self.redact = redact
         self.on_new = on_new
         self._tallies: dict[str, Tally] = {}
+        self._timeline: list[tuple[str, Evidence]] = []
         self._order = 0
         self._sources: list[SourceStats] = []
         self._errors: list[str] = []
@@ -151,6 +154,8 @@ class Triage:
                 if value is not None:
                     values[name] = value
         evidence = self._evidence(hit, self._order, values)
+        if len(self._timeline) < MAX_TIMELINE:
+            self._timeline.append((owner, evidence))
         tally = self._tallies.get(owner)
         if tally is None:
             tally = self._tallies[owner] = Tally(sig)
@@ -200,4 +205,5 @@ class Triage:
             sources=tuple(sources),
             errors=tuple(self._errors),
             engine=self.matcher.engine,
+            timeline=tuple(self._timeline),
         )
