@@ -1,0 +1,120 @@
+"""The CLI as users run it: the installed console script in a subprocess, plus click's runner."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from rlfix.cli import cli
+from tests.conftest import RunCli
+
+CRASH = "step 3\n[rank1]: RuntimeError: CUDA error: an illegal memory access was encountered\n"
+
+
+def test_stdin_and_exit_code_1_when_diagnosed(run_cli: RunCli) -> None:
+    proc = run_cli(["diagnose"], stdin=CRASH)
+    assert proc.returncode == 1, proc.stderr
+    assert "cuda-illegal-memory-access" in proc.stdout
+    assert "<stdin>:2 [rank 1]" in proc.stdout
+    assert "\x1b[" not in proc.stdout  # piped: plain text
+
+
+def test_dash_means_stdin(run_cli: RunCli) -> None:
+    assert run_cli(["diagnose", "-"], stdin=CRASH).returncode == 1
+
+
+def test_exit_code_0_when_nothing_recognised(run_cli: RunCli) -> None:
+    proc = run_cli(["diagnose"], stdin="all fine\n")
+    assert proc.returncode == 0
+    assert "no failure recognised" in proc.stdout
+
+
+def test_missing_path_is_one_line_exit_2_and_other_inputs_still_read(run_cli: RunCli, tmp_path: Path) -> None:
+    good = tmp_path / "job.log"
+    good.write_text(CRASH)
+    proc = run_cli(["diagnose", str(tmp_path / "nope.log"), str(good)])
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [f"rlfix: error: {tmp_path / 'nope.log'}: no such file or directory"]
+    assert "Traceback" not in proc.stderr
+    assert "cuda-illegal-memory-access" in proc.stdout
+
+
+def test_gzip_and_directories(run_cli: RunCli, tmp_path: Path) -> None:
+    logs = tmp_path / "logs" / "node1"
+    logs.mkdir(parents=True)
+    (logs / "worker.log.gz").write_bytes(gzip.compress(CRASH.encode()))
+    (logs / "other.log").write_text("nothing\n")
+    proc = run_cli(["diagnose", str(tmp_path / "logs"), "--format", "json"])
+    assert proc.returncode == 1, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["top"] == "cuda-illegal-memory-access"
+    assert data["diagnoses"][0]["evidence"][0]["source"].endswith("worker.log.gz")
+
+
+def test_formats(run_cli: RunCli) -> None:
+    md = run_cli(["diagnose", "--format", "markdown"], stdin=CRASH)
+    assert md.stdout.startswith("## rlfix diagnosis")
+    html = run_cli(["diagnose", "--format", "html"], stdin=CRASH)
+    assert html.stdout.lstrip().lower().startswith("<!doctype html>")
+
+
+def test_output_file(run_cli: RunCli, tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    proc = run_cli(["diagnose", "-f", "json", "-o", str(out)], stdin=CRASH)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert json.loads(out.read_text())["version"] == 1
+
+
+def test_usage_error_is_exit_2(run_cli: RunCli) -> None:
+    proc = run_cli(["diagnose", "--format", "pdf"], stdin=CRASH)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+
+
+def test_explain_and_kb_commands(run_cli: RunCli) -> None:
+    explain = run_cli(["explain", "cuda-illegal-memory-access"])
+    assert explain.returncode == 0 and "How to fix" in explain.stdout
+    unknown = run_cli(["explain", "no-such-id"])
+    assert unknown.returncode == 2 and unknown.stderr.startswith("rlfix: error: unknown id")
+    listing = run_cli(["kb", "list"])
+    assert listing.returncode == 0 and "cuda-illegal-memory-access" in listing.stdout
+    show = run_cli(["kb", "show", "cuda-illegal-memory-access"])
+    assert "anchors:" in show.stdout
+    info = run_cli(["kb", "info"])
+    assert "engine:" in info.stdout
+
+
+def test_user_kb_with_problems_names_file_and_line(run_cli: RunCli, tmp_path: Path) -> None:
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "bad.yaml").write_text("signatures:\n  - id: Bad_Id\n    title: x\n")
+    proc = run_cli(["diagnose", "--kb", str(kb)], stdin=CRASH)
+    assert proc.returncode == 2
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert "bad.yaml:2:" in proc.stderr
+    lint = run_cli(["kb", "lint", "--kb", str(kb)])
+    assert lint.returncode == 2 and "bad.yaml:2:" in lint.stderr
+
+
+def test_python_dash_m(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "rlfix", "diagnose", "-"], input=CRASH, capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 1 and "cuda-illegal-memory-access" in proc.stdout
+
+
+def test_click_runner_agrees() -> None:
+    result = CliRunner().invoke(cli, ["diagnose", "-"], input=CRASH)
+    assert result.exit_code == 1
+    assert "cuda-illegal-memory-access" in result.output
+
+
+def test_help_documents_exit_status(run_cli: RunCli) -> None:
+    out = run_cli(["diagnose", "--help"]).stdout
+    assert "Exit status" in out and "2  usage error" in out

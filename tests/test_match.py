@@ -1,0 +1,68 @@
+from __future__ import annotations
+
+import io
+
+import pytest
+
+import rlfix.match as match_mod
+from rlfix.engines import available_engines
+from rlfix.kb import KnowledgeBase
+from rlfix.match import Hit, Matcher
+
+ENGINES = available_engines()
+
+
+def _scan(kb: KnowledgeBase, data: bytes, engine: str) -> list[tuple[str, int, str]]:
+    matcher = Matcher.for_knowledge(kb, engine=engine)
+    hits: list[Hit] = []
+    matcher.scan_stream(io.BytesIO(data), "x.log", hits.append)
+    return [(h.probe.owner, h.line.number, h.line.message) for h in hits]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_line_numbers_survive_small_blocks(
+    mini_kb: KnowledgeBase, engine: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = [f"step {i} loss 0.1" for i in range(500)]
+    lines[123] = "RuntimeError: CUDA error: an illegal memory access was encountered"
+    lines[377] = "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: "
+    data = ("\n".join(lines) + "\n").encode()
+    monkeypatch.setattr(match_mod, "BLOCK_SIZE", 97)
+    found = _scan(mini_kb, data, engine)
+    assert ("t-illegal-access", 124, lines[123]) in found
+    assert ("t-child-failed", 378, lines[377].strip()) in found
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_carriage_return_redraws_are_split(mini_kb: KnowledgeBase, engine: str) -> None:
+    data = b" 50%|##   | 5/10\r 60%|###  | 6/10\r[rank3]: RuntimeError: an illegal memory access was encountered\r 70%\n"
+    found = _scan(mini_kb, data, engine)
+    assert found == [("t-illegal-access", 1, "RuntimeError: an illegal memory access was encountered")]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_huge_line_without_newline_is_scanned_in_bounded_pieces(
+    mini_kb: KnowledgeBase, engine: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(match_mod, "BLOCK_SIZE", 64 * 1024)
+    monkeypatch.setattr(match_mod, "MAX_LINE", 256 * 1024)
+    data = b"x" * 3_000_000 + b" an illegal memory access was encountered " + b"y" * 1_000_000
+    found = _scan(mini_kb, data, engine)
+    assert [f[:2] for f in found] == [("t-illegal-access", 1)]
+    assert len(found[0][2]) < 40_000
+
+
+def test_engines_agree(mini_kb: KnowledgeBase) -> None:
+    data = (
+        b"ok\n[rank1]: an illegal memory access was encountered\n"
+        b"x device-side assert triggered\nValueError: bad\n" * 50
+    )
+    results = {engine: _scan(mini_kb, data, engine) for engine in ENGINES}
+    first = next(iter(results.values()))
+    assert len(first) == 200
+    assert all(r == first for r in results.values())
+
+
+def test_invalid_utf8_and_nul_bytes_do_not_break_matching(mini_kb: KnowledgeBase) -> None:
+    data = b"\xff\xfe\x00garbage\n\x00\x00 an illegal memory access was encountered \xc3\x28\n"
+    assert [f[:2] for f in _scan(mini_kb, data, "python")] == [("t-illegal-access", 2)]
