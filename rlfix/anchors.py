@@ -15,19 +15,20 @@ except ImportError:  # pragma: no cover - Python 3.10
 #: Shortest literal worth scanning for; shorter ones make nearly every line a candidate.
 MIN_ANCHOR = 3
 
-# Zero-width assertions do not break a literal run: "a\bb" still requires "ab"? No: it requires
-# "a" then "b" adjacent, so the run continues across them.
+# Zero-width assertions (^, $, \b) do not consume characters, so a literal run continues across them.
 _ZERO_WIDTH = {_sre.AT}
 
 
 def _score(option: tuple[str, ...]) -> tuple[int, int]:
-    """Prefer options whose shortest literal is longest, then fewer alternatives."""
-    return (min(len(s) for s in option), -len(option))
+    """Prefer long literals, and few of them: every alternative is one more way to be a candidate."""
+    return (min(len(s) for s in option) - (len(option) - 1), -len(option))
 
 
 def _best(options: list[tuple[str, ...]]) -> tuple[str, ...] | None:
     options = [o for o in options if o and all(o)]
-    return max(options, key=_score) if options else None
+    usable = [o for o in options if min(len(s) for s in o) >= MIN_ANCHOR]
+    candidates = usable or options
+    return max(candidates, key=_score) if candidates else None
 
 
 def _required(items: Any) -> tuple[str, ...] | None:

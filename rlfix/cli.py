@@ -80,6 +80,15 @@ def cli() -> None:
 @click.option("--no-redact", is_flag=True, help="Quote evidence without masking tokens and passwords.")
 @click.option("--engine", type=click.Choice(["auto", "hyperscan", "python"]), default="auto", show_default=True)
 @click.option("-v", "--verbose", is_flag=True, help="Show more evidence lines per finding.")
+@click.option("--follow", is_flag=True, help="Follow one growing FILE (tail -f); alert on each root cause as it appears.")
+@click.option(
+    "--idle-exit",
+    type=click.FloatRange(min=0),
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="With --follow: stop once a fatal root cause is known and the file has not grown for this long.",
+)
 @kb_option
 def diagnose(
     paths: tuple[str, ...],
@@ -92,14 +101,30 @@ def diagnose(
     no_redact: bool,
     engine: str,
     verbose: bool,
+    follow: bool,
+    idle_exit: float,
     kb_dirs: tuple[str, ...],
 ) -> None:
-    """Diagnose log files, directories (recursively), .gz files, or stdin (no PATH, or -)."""
+    """Diagnose log files, directories (recursively), .gz files, or stdin (no PATH, or -).
+
+    With --follow FILE: read FILE and keep reading as it grows (surviving truncation and
+    rotation), print an alert the moment a root cause appears, and print the full report on
+    Ctrl-C, or once a fatal root cause is known and FILE has been idle for --idle-exit seconds.
+    """
     from rlfix.triage import Triage
 
     triage = Triage(_kb(kb_dirs), engine=engine, redact=not no_redact)
-    triage.feed_paths(list(paths) or ["-"], strict=False)
-    report = triage.report()
+    if follow:
+        from rlfix.follow import follow as follow_file
+        from rlfix.follow import stop_on_signals
+
+        if len(paths) != 1 or paths[0] == "-":
+            raise RlfixError("--follow needs exactly one FILE")
+        with stop_on_signals() as stop:
+            report = follow_file(paths[0], triage, on_alert=_alert, idle_exit=idle_exit, stop=stop)
+    else:
+        triage.feed_paths(list(paths) or ["-"], strict=False)
+        report = triage.report()
     for err in report.errors:
         _fail(err)
     for source in report.sources:

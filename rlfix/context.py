@@ -22,7 +22,7 @@ CONTEXT = "@context"
 # Frameworks are named by what their own code prints or by how they are launched.
 _FRAMEWORK_PATTERNS: tuple[tuple[str, str], ...] = (
     ("openrlhf", r"(?i)\bopenrlhf\b"),
-    ("simplerl", r"(?i)\bsimple_?rl(?:[-_]reason|[-_]zoo)?\b"),
+    ("simplerl", r"(?i)\b(?:simplerl|simple_rl)"),
     ("verl", r"\bverl[./](?:trainer|workers|single_controller|utils|models)\b"),
     ("verl", r"(?:^|\s)\+?actor_rollout_ref\.[\w.]+="),
     ("trl", r"\btrl[./](?:trainer|scripts|models|extras)\b"),
@@ -30,7 +30,7 @@ _FRAMEWORK_PATTERNS: tuple[tuple[str, str], ...] = (
     ("deepspeed", r"(?i)\bdeepspeed\b"),
     ("vllm", r"(?i)\bvllm\b"),
     ("ray", r"\bray[./](?:_private|util|exceptions|worker|remote_function|actor)\b"),
-    ("ray", r"(?:^|\s)(?:raylet|Ray(?:Task|Actor)Error|ActorDiedError|ray start|ray job)\b"),
+    ("ray", r"(?:^|\s)(?:raylet|RayTaskError|RayActorError|ActorDiedError|ray start|ray job)\b"),
     ("pytorch", r"\btorch[./](?:distributed|nn|cuda|autograd|utils)\b"),
     ("pytorch", r"\btorchrun\b"),
 )
@@ -49,17 +49,21 @@ _VERSION_PATTERNS: tuple[str, ...] = (
 # Settings from command lines (`--flag value`, `--flag=value`) and Hydra overrides (`a.b.c=v`).
 _CLI_FLAG = regex.compile(r"(?:^|\s)(--[A-Za-z][\w.\-]*)(?:=|\s+)(?!--)([^\s\\]+)")
 _HYDRA = regex.compile(r"(?:^|\s)\+{0,2}((?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*)=([^\s\\]+)")
-_SETTING_PATTERNS: tuple[str, ...] = (
-    r"(?:^|\s)--[A-Za-z][\w.\-]*(?:=|\s+)[^\s\\-]",
-    r"(?:^|\s)\+{0,2}(?:actor_rollout_ref|critic|data|trainer|algorithm|reward_model|ray_kwargs|ray_init)\.[\w.]+=",
+_SETTING_PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    # "--" alone would make every "-----" table rule a candidate line; "--" plus a letter does not.
+    (r"(?i)(?:^|\s)--[a-z][\w.\-]*(?:=|\s+)[^\s\\-]", tuple(f"--{c}" for c in "abcdefghijklmnopqrstuvwxyz")),
+    (r"(?:^|\s)\+{0,2}(?:actor_rollout_ref|critic|data|trainer|algorithm|reward_model|ray_kwargs|ray_init)\.[\w.]+=", ()),
 )
 _GPU_PATTERNS: tuple[str, ...] = (
     r"(?P<gpu>NVIDIA (?:A100|H100|H800|H20|A800|A10G?|L40S?|L4|V100|RTX \w+|GeForce \w+ \w+)[\w-]*)",
 )
 
 
-def _pattern(source: str) -> Pattern:
-    anchors, caseless = derive_anchors(source)
+def _pattern(source: str, anchors: tuple[str, ...] = ()) -> Pattern:
+    derived, caseless = derive_anchors(source)
+    anchors = anchors or derived
+    if not anchors:
+        raise ValueError(f"context pattern without an anchor literal: {source!r}")
     flags = regex.IGNORECASE if caseless else 0
     return Pattern(
         source=source,
@@ -75,7 +79,7 @@ def context_probes() -> list[Probe]:
     """Observer probes that feed a `JobContext`."""
     probes = [Probe(f"{CONTEXT}:framework:{name}", _pattern(p)) for name, p in _FRAMEWORK_PATTERNS]
     probes += [Probe(f"{CONTEXT}:version", _pattern(p)) for p in _VERSION_PATTERNS]
-    probes += [Probe(f"{CONTEXT}:setting", _pattern(p)) for p in _SETTING_PATTERNS]
+    probes += [Probe(f"{CONTEXT}:setting", _pattern(p, a)) for p, a in _SETTING_PATTERNS]
     probes += [Probe(f"{CONTEXT}:gpu", _pattern(p)) for p in _GPU_PATTERNS]
     return probes
 

@@ -55,8 +55,15 @@ Sink = Callable[[Hit], None]
 class Matcher:
     """Compiles every probe's anchors once and matches blocks or single lines against them."""
 
-    def __init__(self, probes: Sequence[Probe], engine: str = "auto", timeout: float = REGEX_TIMEOUT) -> None:
+    def __init__(
+        self,
+        probes: Sequence[Probe],
+        engine: str = "auto",
+        timeout: float = REGEX_TIMEOUT,
+        fallback_owners: Iterable[str] = (),
+    ) -> None:
         self.probes = tuple(probes)
+        self._fallbacks = frozenset(fallback_owners)
         self.timeout = timeout
         anchor_ids: dict[tuple[bytes, bool], int] = {}
         by_anchor: list[list[int]] = []
@@ -75,7 +82,7 @@ class Matcher:
         """A matcher over every pattern of every signature in `kb`, plus observer probes."""
         probes = [Probe(sig.id, p) for sig in kb for p in sig.patterns]
         probes.extend(extra)
-        return cls(probes, engine=engine)
+        return cls(probes, engine=engine, fallback_owners=[sig.id for sig in kb if sig.fallback])
 
     @property
     def engine(self) -> str:
@@ -160,6 +167,7 @@ class Matcher:
 
     def _verify(self, line: Line, anchors: set[int], sink: Sink) -> None:
         seen_owners: set[str] = set()
+        found: list[Hit] = []
         for anchor in sorted(anchors):
             for index in self._probes_of_anchor[anchor]:
                 probe = self.probes[index]
@@ -170,7 +178,13 @@ class Matcher:
                     m = probe.pattern.search(line.text, self.timeout)
                 if m is not None:
                     seen_owners.add(probe.owner)
-                    sink(Hit(probe, line, m))
+                    found.append(Hit(probe, line, m))
+        # The fallback only speaks for lines no other signature explains.
+        specific = any(not h.probe.owner.startswith("@") and h.probe.owner not in self._fallbacks for h in found)
+        for hit in found:
+            if specific and hit.probe.owner in self._fallbacks:
+                continue
+            sink(hit)
 
     def owners_matching(self, raw_line: str) -> list[str]:
         """Ids of the owners whose patterns match one raw line (for examples and lint)."""

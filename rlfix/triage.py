@@ -8,15 +8,21 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import BinaryIO
 
+from dataclasses import replace
+
 from rlfix.context import CONTEXT, JobContext, context_probes
 from rlfix.errors import InputError
 from rlfix.kb import KnowledgeBase, load_knowledge
 from rlfix.match import Hit, Matcher
-from rlfix.model import Evidence
+from rlfix.model import Evidence, Kind
+from rlfix.progress import STAGE, STEP, ProgressTracker, progress_probes
 from rlfix.rank import Tally, rank
 from rlfix.read import Input, Problem, expand
 from rlfix.redact import redact_secrets
-from rlfix.report import Report, SourceStats
+from rlfix.remedy import choose_remedies
+from rlfix.report import Diagnosis, Report, SourceStats
+from rlfix.tracebacks import TRACEBACK, TracebackTracker, traceback_probes
+from rlfix.unknown import ERRORLINE, TERMINATION, UNRECOGNIZED, UnknownTracker, similar_signatures, template, unknown_probes
 
 #: Evidence points kept for the timeline view (the first ones: the cascade starts early).
 MAX_TIMELINE = 5000
@@ -28,7 +34,8 @@ Alert = Callable[[Evidence, str], None]
 
 @lru_cache(maxsize=8)
 def _matcher(kb: KnowledgeBase, engine: str) -> Matcher:
-    return Matcher.for_knowledge(kb, context_probes(), engine=engine)
+    observers = context_probes() + traceback_probes() + progress_probes() + unknown_probes()
+    return Matcher.for_knowledge(kb, observers, engine=engine)
 
 
 class Triage:
@@ -51,12 +58,17 @@ class Triage:
         engine: str = "auto",
         redact: bool = True,
         on_new: Alert | None = None,
+        baseline: Report | None = None,
     ) -> None:
         self.kb = kb if kb is not None else load_knowledge([os.fspath(d) for d in kb_dirs])
         self.matcher = _matcher(self.kb, engine)
         self.context = JobContext()
         self.redact = redact
         self.on_new = on_new
+        self.baseline = baseline
+        self._tracebacks = TracebackTracker()
+        self._progress = ProgressTracker()
+        self._unknown = UnknownTracker()
         self._tallies: dict[str, Tally] = {}
         self._timeline: list[tuple[str, Evidence]] = []
         self._order = 0
@@ -139,14 +151,23 @@ class Triage:
 
     def _sink(self, hit: Hit) -> None:
         owner = hit.probe.owner
-        if owner.startswith(CONTEXT):
-            self.context.observe(hit)
+        self._order += 1
+        if owner.startswith("@"):
+            self._observe(hit)
             return
         sig = self.kb.get(owner)
         if sig is None:
             return
-        self._order += 1
         values = {k: v for k, v in hit.match.groupdict().items() if v is not None}
+        # An exception line that closes a traceback says which frame raised it; a fallback match
+        # outside any traceback is a printed message, not an uncaught exception.
+        raised = self._tracebacks.claim(hit.line)
+        if sig.fallback:
+            if raised is None:
+                return
+            values.update(raised)
+        elif raised and "raised_at" in raised:
+            values.setdefault("raised_at", raised["raised_at"])
         for name, pattern in sig.extract:
             m = pattern.search(hit.line.message)
             if m:
@@ -161,6 +182,17 @@ class Triage:
             tally = self._tallies[owner] = Tally(sig)
         if tally.add(evidence) and self.on_new is not None:
             self.on_new(evidence, owner)
+
+    def _observe(self, hit: Hit) -> None:
+        owner = hit.probe.owner
+        if owner.startswith(CONTEXT):
+            self.context.observe(hit)
+        elif owner.startswith(TRACEBACK):
+            self._tracebacks.observe(hit)
+        elif owner.startswith((STAGE, STEP)):
+            self._progress.observe(hit, self._order)
+        elif owner in (ERRORLINE, TERMINATION):
+            self._unknown.observe(hit, self._evidence(hit, self._order, {}))
 
     def _evidence(self, hit: Hit, order: int, values: dict[str, str]) -> Evidence:
         line = hit.line
@@ -199,11 +231,89 @@ class Triage:
         sources = list(self._sources)
         if self._feed_lines:
             sources.append(SourceStats(self._feed_source, self._feed_lines, self._feed_bytes))
+        tallies, discounted = self._without_baseline()
+        diagnoses = list(rank(tallies, self.kb, self.context))
+        diagnoses = [self._explain_exception(d) for d in diagnoses]
+        if not any(d.kind is Kind.ROOT for d in diagnoses) and self._unknown.crashed:
+            diagnoses.insert(0, self._unrecognized())
         return Report(
-            diagnoses=rank(self._tallies, self.kb, self.context),
+            diagnoses=tuple(diagnoses),
             context=self.context,
             sources=tuple(sources),
             errors=tuple(self._errors),
             engine=self.matcher.engine,
             timeline=tuple(self._timeline),
+            insights=self._insights(diagnoses, discounted),
         )
+
+    def _without_baseline(self) -> tuple[dict[str, Tally], list[str]]:
+        """Drop signatures whose every sample also shows in the healthy baseline run."""
+        if self.baseline is None:
+            return self._tallies, []
+        healthy = {(sig_id, template(e.message)) for sig_id, e in self.baseline.timeline}
+        kept: dict[str, Tally] = {}
+        dropped: list[str] = []
+        for sig_id, tally in self._tallies.items():
+            if all((sig_id, template(e.message)) in healthy for e in tally.samples):
+                dropped.append(sig_id)
+            else:
+                kept[sig_id] = tally
+        return kept, dropped
+
+    def _explain_exception(self, diag: Diagnosis) -> Diagnosis:
+        if not diag.signature.fallback:
+            return diag
+        details = {k: diag.first.values[k] for k in ("exception", "message", "raised_at") if k in diag.first.values}
+        details["similar"] = similar_signatures(self.kb, diag.first.message)
+        return replace(diag, details=details)
+
+    def _unrecognized(self) -> Diagnosis:
+        unknown = self._unknown
+        recent = unknown.top_templates()
+        evidence = [t.first for t in sorted(recent, key=lambda t: t.first.order)]
+        if unknown.termination is not None:
+            evidence.append(unknown.termination)
+        query = recent[0].first.message if recent else (unknown.termination.message if unknown.termination else "")
+        details = {
+            "exit_code": unknown.exit_code,
+            "templates": [{"template": t.template, "count": t.count} for t in recent],
+            "similar": similar_signatures(self.kb, query),
+        }
+        return Diagnosis(
+            signature=UNRECOGNIZED,
+            evidence=tuple(evidence[:6]),
+            count=sum(t.count for t in recent) or 1,
+            confidence=UNRECOGNIZED.confidence,
+            reasons=("the job ended with a failure, but no signature in the knowledge base matched",),
+            remedies=choose_remedies(UNRECOGNIZED, self.context),
+            details=details,
+        )
+
+    def _insights(self, diagnoses: list[Diagnosis], discounted: list[str]) -> dict[str, object]:
+        out: dict[str, object] = {}
+        top = next((d for d in diagnoses if d.kind is Kind.ROOT), diagnoses[0] if diagnoses else None)
+        if top is not None:
+            at = top.first.order
+            out["stage"] = self._progress.stage_at(at)
+            out["last_step"] = self._progress.step_at(at)
+            first = top.first
+            out["first_failure"] = {
+                "id": top.id,
+                "source": first.source,
+                "line": first.line,
+                "rank": first.rank,
+                "worker": first.worker,
+                "node": first.node,
+            }
+            collateral: set[str] = set()
+            for sub in top.folded:
+                for e in sub.evidence:
+                    place = e.where or e.source
+                    if place and place != first.where:
+                        collateral.add(place)
+            out["collateral"] = sorted(collateral)
+        if self._unknown.templates:
+            out["error_templates"] = self._unknown.to_list()
+        if discounted:
+            out["discounted_by_baseline"] = discounted
+        return out

@@ -59,7 +59,7 @@ def test_engines_agree(mini_kb: KnowledgeBase) -> None:
     )
     results = {engine: _scan(mini_kb, data, engine) for engine in ENGINES}
     first = next(iter(results.values()))
-    assert len(first) == 200
+    assert len(first) == 150  # 3 matching lines x 50; the 'ok' lines never become candidates
     assert all(r == first for r in results.values())
 
 

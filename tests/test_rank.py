@@ -39,10 +39,49 @@ def test_specific_assert_supersedes_generic_even_when_later(mini_kb: KnowledgeBa
     assert [f.id for f in report.top.folded] == ["t-generic-assert"]
 
 
+TRACEBACK = 'Traceback (most recent call last):\n  File "/app/reward.py", line 12, in score\n    x = d["r"]\n'
+
+
 def test_fallback_only_without_a_specific_root(mini_kb: KnowledgeBase) -> None:
-    assert diagnose("ValueError: bad thing\n", kb=mini_kb).ids == ["t-fallback"]
-    report = diagnose(f"ValueError: bad thing\n{ILLEGAL}\n", kb=mini_kb)
+    report = diagnose(f"{TRACEBACK}ValueError: bad thing\n", kb=mini_kb)
+    assert report.ids == ["t-fallback"]
+    assert report.top is not None
+    assert report.top.details["exception"] == "ValueError"
+    assert report.top.details["raised_at"] == "/app/reward.py:12 in score"
+    report = diagnose(f"{TRACEBACK}ValueError: bad thing\n{ILLEGAL}\n", kb=mini_kb)
     assert report.ids == ["t-illegal-access"]
+
+
+def test_exception_lines_outside_a_traceback_are_not_failures(mini_kb: KnowledgeBase) -> None:
+    assert diagnose("ValueError: printed by a retry loop, then recovered\n", kb=mini_kb).ids == []
+
+
+def test_interleaved_ranks_keep_their_own_tracebacks(mini_kb: KnowledgeBase) -> None:
+    log = (
+        "[rank0]: Traceback (most recent call last):\n"
+        "[rank1]: Traceback (most recent call last):\n"
+        '[rank1]:   File "/app/b.py", line 2, in g\n'
+        '[rank0]:   File "/app/a.py", line 1, in f\n'
+        "[rank1]: KeyError: 'reward'\n"
+    )
+    top = diagnose(log, kb=mini_kb).top
+    assert top is not None and top.details["raised_at"] == "/app/b.py:2 in g" and top.first.rank == 1
+
+
+def test_unknown_crash_is_never_nothing_found(mini_kb: KnowledgeBase) -> None:
+    log = "step 1\nERROR worker 3: flux capacitor overheated\nERROR worker 4: flux capacitor overheated\nexited with code 3\n"
+    report = diagnose(log, kb=mini_kb)
+    assert report.ids == ["unrecognized-failure"]
+    assert report.top is not None and report.top.details["exit_code"] == "3"
+    assert report.top.details["templates"][0] == {"template": "ERROR worker <N>: flux capacitor overheated", "count": 2}
+    assert report.exit_code == 1
+
+
+def test_stage_and_last_step(mini_kb: KnowledgeBase) -> None:
+    log = "step: 41 loss 0.1\nstep: 42 loss 0.1\nSaving checkpoint to /ckpt\n" + f"{ILLEGAL}\n"
+    report = diagnose(log, kb=mini_kb)
+    assert report.insights["stage"] == "checkpoint-save"
+    assert report.insights["last_step"] == 42
 
 
 def test_symptom_alone_is_reported_after_roots_and_as_a_symptom(mini_kb: KnowledgeBase) -> None:

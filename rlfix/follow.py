@@ -1,0 +1,209 @@
+"""Live diagnosis of a growing log: `tail -f` that alerts on the first root cause.
+
+`follow()` reads the file from its start, then waits for more. It survives the two ways logs are
+rotated: truncation in place (`copytruncate`: the size drops below what was read, so reading
+restarts at offset 0) and replacement (the path names a new inode: the old file is read to its end,
+then the new one from its start). A path that vanishes for a while is waited for. Memory stays
+bounded: the file is read in blocks and a line with no newline is scanned in pieces of
+`rlfix.match.MAX_LINE` bytes.
+
+`LineFeeder` and `alert_on_roots` are shared with `rlfix run`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import FrameType
+from typing import BinaryIO
+
+from rlfix.errors import InputError
+from rlfix.match import MAX_LINE, OVERLAP
+from rlfix.model import Evidence, Kind, Severity
+from rlfix.report import Report
+from rlfix.triage import Alert, Triage
+
+#: Bytes read per call while catching up with a file.
+READ_SIZE = 1024 * 1024
+#: Seconds without growth after which `rlfix diagnose --follow` stops once a fatal root cause is known.
+DEFAULT_IDLE_EXIT = 30.0
+
+
+class LineFeeder:
+    """Cuts a byte stream into lines for `Triage.feed`, keeping at most `max_line` bytes pending."""
+
+    def __init__(self, triage: Triage, source: str, max_line: int = MAX_LINE) -> None:
+        self.triage = triage
+        self.source = source
+        self.max_line = max_line
+        self._partial = bytearray()
+
+    def push(self, data: bytes) -> None:
+        """Feed every line completed by `data`; keep the unfinished rest."""
+        feed, source, start = self.triage.feed, self.source, 0
+        if self._partial:
+            nl = data.find(b"\n")
+            if nl < 0:
+                self._partial += data
+                self._spill()
+                return
+            self._partial += data[: nl + 1]
+            feed(bytes(self._partial), source)
+            self._partial.clear()
+            start = nl + 1
+        nl = data.find(b"\n", start)
+        while nl >= 0:
+            feed(data[start : nl + 1], source)
+            start = nl + 1
+            nl = data.find(b"\n", start)
+        if start < len(data):
+            self._partial += data[start:]
+            self._spill()
+
+    def _spill(self) -> None:
+        if len(self._partial) >= self.max_line:
+            # An overlong line: scan what we have and keep a tail, so an anchor cut in two is still
+            # found. Each piece counts as a line, so later line numbers shift by one per piece.
+            self.triage.feed(bytes(self._partial), self.source)
+            del self._partial[:-OVERLAP]
+
+    def flush(self) -> None:
+        """Feed the unfinished last line, if any (at end of input)."""
+        if self._partial:
+            self.triage.feed(bytes(self._partial), self.source)
+            self._partial.clear()
+
+    def discard(self) -> None:
+        """Forget the unfinished line (the file was truncated under it)."""
+        self._partial.clear()
+
+
+@contextlib.contextmanager
+def alert_on_roots(triage: Triage, on_alert: Alert) -> Iterator[None]:
+    """Call `on_alert(evidence, id)` the first time each root-cause signature matches."""
+    previous = triage.on_new
+
+    def on_new(evidence: Evidence, sig_id: str) -> None:
+        if previous is not None:
+            previous(evidence, sig_id)
+        sig = triage.kb.get(sig_id)
+        if sig is not None and sig.kind is Kind.ROOT:
+            on_alert(evidence, sig_id)
+
+    triage.on_new = on_new
+    try:
+        yield
+    finally:
+        triage.on_new = previous
+
+
+def has_fatal_root(triage: Triage) -> bool:
+    """Whether a fatal root cause has been seen: the job is most likely dead."""
+    for sig_id in triage.seen():
+        sig = triage.kb.get(sig_id)
+        if sig is not None and sig.kind is Kind.ROOT and sig.severity is Severity.FATAL:
+            return True
+    return False
+
+
+def follow(
+    path: str | os.PathLike[str],
+    triage: Triage,
+    *,
+    on_alert: Alert,
+    poll: float = 0.25,
+    idle_exit: float | None = None,
+    stop: threading.Event | None = None,
+) -> Report:
+    """Follow `path` like `tail -f` from its first line, feeding `triage`, until told to stop.
+
+    Stops when `stop` is set, or when the file has not grown for `idle_exit` seconds after a
+    fatal root cause was seen (a crashed job writes no more). `on_alert` is called the moment
+    each root cause first appears. Returns the report of everything read. Raises `InputError`
+    when the file cannot be opened.
+    """
+    name = os.fspath(path)
+    feeder = LineFeeder(triage, name)
+    fh = _open(Path(name))
+    last_growth = time.monotonic()
+    try:
+        with alert_on_roots(triage, on_alert):
+            while True:
+                chunk = fh.read(READ_SIZE)
+                if chunk:
+                    feeder.push(chunk)
+                    last_growth = time.monotonic()
+                    continue
+                change = _change(Path(name), fh)
+                if change == "truncated":
+                    fh.seek(0)
+                    feeder.discard()
+                    continue
+                if change == "replaced":
+                    for rest in iter(lambda: fh.read(READ_SIZE), b""):
+                        feeder.push(rest)
+                    feeder.flush()
+                    fh.close()
+                    fh = _open(Path(name))
+                    last_growth = time.monotonic()
+                    continue
+                if stop is not None and stop.is_set():
+                    break
+                if idle_exit is not None and time.monotonic() - last_growth >= idle_exit and has_fatal_root(triage):
+                    break
+                if stop is not None:
+                    stop.wait(poll)
+                else:
+                    time.sleep(poll)
+            feeder.flush()
+    finally:
+        fh.close()
+    return triage.report()
+
+
+def _open(path: Path) -> BinaryIO:
+    try:
+        if path.is_dir():
+            raise InputError(f"{path}: is a directory; --follow needs one file")
+        return path.open("rb", buffering=0)
+    except InputError:
+        raise
+    except OSError as exc:
+        raise InputError(f"{path}: {exc.strerror or exc}") from exc
+
+
+def _change(path: Path, fh: BinaryIO) -> str:
+    """'truncated', 'replaced' or '' (unchanged, or the path is briefly missing mid-rotation)."""
+    try:
+        now = os.stat(path)
+    except OSError:
+        return ""
+    opened = os.fstat(fh.fileno())
+    if (now.st_dev, now.st_ino) != (opened.st_dev, opened.st_ino):
+        return "replaced"
+    if now.st_size < fh.tell():
+        return "truncated"
+    return ""
+
+
+@contextlib.contextmanager
+def stop_on_signals(signals: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM)) -> Iterator[threading.Event]:
+    """An Event set by Ctrl-C (and SIGTERM) instead of an exception, so a report can still be printed."""
+    stop = threading.Event()
+
+    def handler(_signum: int, _frame: FrameType | None) -> None:
+        stop.set()
+
+    previous: dict[int, Callable[[int, FrameType | None], object] | int | None] = {}
+    for sig in signals:
+        previous[sig] = signal.signal(sig, handler)
+    try:
+        yield stop
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old if old is not None else signal.SIG_DFL)

@@ -1,0 +1,92 @@
+"""Follow Python tracebacks per stream, so an exception line can be tied to the frame that raised it.
+
+A line such as `ValueError: bad reward` is only an uncaught exception when a traceback opened
+shortly before it in the same stream (same file, rank and worker). Outside a traceback it is a
+message someone printed, and the fallback diagnosis must not claim it.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
+
+import regex
+
+from rlfix.context import _pattern
+from rlfix.match import Hit, Probe
+from rlfix.model import Line
+
+TRACEBACK = "@traceback"
+#: Lines after a `Traceback` header within which its exception line must appear.
+WINDOW = 400
+#: Streams tracked at once (rank x worker x file); the least recently used is forgotten.
+MAX_STREAMS = 512
+
+_EXCEPTION = regex.compile(
+    r"^(?P<cls>(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*)(?:\((?P<inner>[A-Za-z_][\w.]*)\))?(?::\s*(?P<msg>.*))?$"
+)
+
+
+def traceback_probes() -> list[Probe]:
+    """Observer probes for traceback headers and frames."""
+    return [
+        Probe(f"{TRACEBACK}:start", _pattern(r"Traceback \(most recent call last\)")),
+        Probe(
+            f"{TRACEBACK}:frame",
+            _pattern(r'^File "(?P<file>[^"]{1,500})", line (?P<line>\d+), in (?P<func>[^\s]{1,200})'),
+        ),
+    ]
+
+
+@dataclass
+class _Open:
+    started: int
+    frames: deque[tuple[str, str, str]] = field(default_factory=lambda: deque(maxlen=3))
+
+
+def _key(line: Line) -> tuple[object, ...]:
+    return (line.source, line.rank, line.worker, line.pid)
+
+
+class TracebackTracker:
+    """Open tracebacks per stream; bounded in streams and frames kept."""
+
+    def __init__(self) -> None:
+        self._open: OrderedDict[tuple[object, ...], _Open] = OrderedDict()
+
+    def observe(self, hit: Hit) -> None:
+        key = _key(hit.line)
+        if hit.probe.owner.endswith(":start"):
+            self._open[key] = _Open(hit.line.number)
+            self._open.move_to_end(key)
+            while len(self._open) > MAX_STREAMS:
+                self._open.popitem(last=False)
+            return
+        tb = self._open.get(key)
+        if tb is not None:
+            m = hit.match
+            tb.frames.append((m.group("file"), m.group("line"), m.group("func")))
+
+    def claim(self, line: Line) -> dict[str, str] | None:
+        """If `line` ends an open traceback in its stream, describe the exception and close it."""
+        key = _key(line)
+        tb = self._open.get(key)
+        if tb is None or not 0 <= line.number - tb.started <= WINDOW:
+            return None
+        del self._open[key]
+        return describe_exception(line.message, tb.frames[-1] if tb.frames else None)
+
+
+def describe_exception(message: str, frame: tuple[str, str, str] | None) -> dict[str, str]:
+    """Class, message and raising frame of an exception line (Ray's `RayTaskError(Inner)` unwrapped)."""
+    out: dict[str, str] = {}
+    m = _EXCEPTION.match(message.strip())
+    if m:
+        cls = m.group("inner") or m.group("cls")
+        out["exception"] = cls
+        if m.group("msg"):
+            out["message"] = m.group("msg")[:300]
+    if frame is not None:
+        file, line_no, func = frame
+        out["raised_at"] = f"{file}:{line_no} in {func}"
+    return out

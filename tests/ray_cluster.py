@@ -1,0 +1,158 @@
+"""A real local Ray head for the Ray integration tests (CPU only, dashboard on, loopback only).
+
+Used as a session-scoped fixture by tests/test_ray_*.py and runnable by hand for exploration:
+`python -m tests.ray_cluster` starts a head, prints its addresses and waits for Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: Memory the OOM scenario may grow above what the machine already uses before Ray kills it.
+OOM_HEADROOM_GIB = 2.5
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on right now (loopback)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def memory_threshold(headroom_gib: float = OOM_HEADROOM_GIB) -> float:
+    """A `RAY_memory_usage_threshold` a few GiB above the machine's current use.
+
+    A fixed low fraction would make the memory monitor kill innocent workers whenever
+    something else on the machine is busy; a threshold relative to the current use keeps the
+    OOM scenario's allocation small (a few GiB) and still kills it for real.
+    """
+    info: dict[str, int] = {}
+    with open("/proc/meminfo", encoding="ascii") as fh:
+        for line in fh:
+            key, value = line.split(":", 1)
+            info[key] = int(value.split()[0]) * 1024
+    total, available = info["MemTotal"], info["MemAvailable"]
+    used = total - available
+    return min(0.9, (used + headroom_gib * (1 << 30)) / total)
+
+
+@dataclass
+class RayHead:
+    """A running `ray start --head`: where to reach it and where its files are."""
+
+    temp_dir: Path
+    home: Path
+    gcs_address: str
+    dashboard_url: str
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.temp_dir / "session_latest" / "logs"
+
+    def pids(self) -> list[int]:
+        """Processes of this cluster: every one names its own temp dir on its command line."""
+        mark = str(self.temp_dir).encode()
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit() or int(entry.name) == os.getpid():
+                continue
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if mark in cmdline:
+                found.append(int(entry.name))
+        return found
+
+    def stop(self) -> None:
+        """Stop this head only, by pid (`ray stop` would also stop other clusters on the machine)."""
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            pids = self.pids()
+            for pid in pids:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, sig)
+            deadline = time.monotonic() + 10
+            while pids and time.monotonic() < deadline:
+                time.sleep(0.2)
+                pids = self.pids()
+            if not pids:
+                break
+
+
+def start_head(base: Path, *, memory_usage_threshold: float | None = None, timeout: float = 90.0) -> RayHead:
+    """Start a Ray head with the Jobs API under `base`; raise if it is not up in `timeout` s."""
+    # Ray's unix sockets live under the temp dir and must stay under ~107 bytes: keep it short.
+    temp_dir = Path(os.environ.get("RLFIX_TEST_RAY_TMP") or f"/tmp/rfxt{os.getpid()}")
+    if temp_dir.exists():
+        shutil.rmtree(temp_dir, ignore_errors=True)
+    temp_dir.mkdir(parents=True)
+    home = base / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    port, dash = free_port(), free_port()
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "RAY_USAGE_STATS_ENABLED": "0",
+        "RAY_memory_monitor_refresh_ms": "100",
+        # Job drivers and `ray` CLI calls from the tests must reach this head, not another one.
+        "RAY_ADDRESS": f"127.0.0.1:{port}",
+    }
+    if memory_usage_threshold is not None:
+        env["RAY_memory_usage_threshold"] = f"{memory_usage_threshold:.3f}"
+    ray = Path(sys.executable).with_name("ray")
+    cmd = [
+        str(ray),
+        "start",
+        "--head",
+        "--node-ip-address=127.0.0.1",
+        f"--port={port}",
+        "--dashboard-host=127.0.0.1",
+        f"--dashboard-port={dash}",
+        "--include-dashboard=true",
+        "--num-cpus=2",
+        "--num-gpus=0",
+        f"--temp-dir={temp_dir}",
+        "--disable-usage-stats",
+    ]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+    head = RayHead(temp_dir, home, f"127.0.0.1:{port}", f"http://127.0.0.1:{dash}", env)
+    if proc.returncode != 0:
+        head.stop()
+        raise RuntimeError(f"ray start failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(f"{head.dashboard_url}/api/version", timeout=5) as resp:
+                if resp.status == 200:
+                    break
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            head.stop()
+            raise RuntimeError(f"Ray dashboard at {head.dashboard_url} did not come up in {timeout:.0f} s")
+        time.sleep(0.5)
+    return head
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    running = start_head(Path(tempfile.mkdtemp(prefix="rfx")), memory_usage_threshold=memory_threshold())
+    print(f"gcs {running.gcs_address}  dashboard {running.dashboard_url}  logs {running.logs_dir}", flush=True)
+    print(f"HOME={running.home} RAY_ADDRESS={running.gcs_address}", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        running.stop()
