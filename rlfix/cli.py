@@ -89,6 +89,12 @@ def cli() -> None:
     metavar="SECONDS",
     help="With --follow: stop once a fatal root cause is known and the file has not grown for this long.",
 )
+@click.option(
+    "--baseline",
+    type=click.Path(exists=True, allow_dash=False),
+    metavar="HEALTHY_LOG",
+    help="A log of a healthy run of the same job: findings that also appear there are discounted.",
+)
 @kb_option
 def diagnose(
     paths: tuple[str, ...],
@@ -103,6 +109,7 @@ def diagnose(
     verbose: bool,
     follow: bool,
     idle_exit: float,
+    baseline: str | None,
     kb_dirs: tuple[str, ...],
 ) -> None:
     """Diagnose log files, directories (recursively), .gz files, or stdin (no PATH, or -).
@@ -111,9 +118,12 @@ def diagnose(
     rotation), print an alert the moment a root cause appears, and print the full report on
     Ctrl-C, or once a fatal root cause is known and FILE has been idle for --idle-exit seconds.
     """
+    from rlfix.api import diagnose as diagnose_source
     from rlfix.triage import Triage
 
-    triage = Triage(_kb(kb_dirs), engine=engine, redact=not no_redact)
+    kb_obj = _kb(kb_dirs)
+    healthy = diagnose_source(Path(baseline), kb=kb_obj, engine=engine) if baseline else None
+    triage = Triage(kb_obj, engine=engine, redact=not no_redact, baseline=healthy)
     if follow:
         from rlfix.follow import follow as follow_file
         from rlfix.follow import stop_on_signals
@@ -251,6 +261,20 @@ def eval_cmd(directory: str, fmt: str, kb_dirs: tuple[str, ...]) -> None:
         )
     ok = result.top1 == 1.0 and not result.false_alarms
     sys.exit(EXIT_OK if ok else EXIT_DIAGNOSED)
+
+
+@kb.command("draft")
+@click.argument("paths", nargs=-1, type=click.Path(allow_dash=True))
+@click.option("--id", "sig_id", default="my-new-failure", show_default=True, help="Id for the new signature.")
+@kb_option
+def kb_draft(paths: tuple[str, ...], sig_id: str, kb_dirs: tuple[str, ...]) -> None:
+    """Print a ready-to-edit signature for the unrecognised failure in a log (stdin without PATH)."""
+    from rlfix.draft import draft_signature
+    from rlfix.triage import Triage
+
+    triage = Triage(_kb(kb_dirs))
+    triage.feed_paths(list(paths) or ["-"], strict=True)
+    click.echo(draft_signature(triage.report(), sig_id), nl=False)
 
 
 @kb.command("export-patterns")

@@ -5,7 +5,8 @@ The rules, in order (docs/ranking.md explains them with examples):
 2. A root absorbs every present symptom it `explains`; it absorbs a root it `explains` only
    when its own first evidence comes earlier (an NCCL timeout after a CUDA error on another
    rank is collateral; an NCCL timeout on its own is the cause).
-3. The fallback (`python-exception`) is folded under any other root that is present.
+3. The fallback (`python-exception`) is folded under any other root that is present, unless it
+   explains that root and came first (a KeyError on rank 2, then NCCL timeouts on the others).
 4. What remains is ordered: roots, then symptoms; fatal before error before warning; then the
    earliest first evidence (the first rank to die is usually the cause).
 """
@@ -91,7 +92,9 @@ def _parents(tallies: Mapping[str, Tally], kb: KnowledgeBase) -> dict[str, str]:
     for sig_id, tally in tallies.items():
         if tally.signature.fallback:
             for root in specific_roots:
-                offer(sig_id, root)
+                # An uncaught exception that came before, say, an NCCL timeout it explains is the cause.
+                if sig_id not in candidates.get(root, []):
+                    offer(sig_id, root)
 
     parents = {child: min(options, key=lambda p: order[p]) for child, options in candidates.items()}
     # Break cycles (a supersedes b supersedes a): the later of the two stays top-level.

@@ -122,6 +122,9 @@ def render_text(
     ctx = report.context
     if not ctx.empty:
         out.append(style("job: ", "dim") + _context_line(report))
+    where = _where_line(report)
+    if where:
+        out.append(style("failed: ", "dim") + where)
     for i, d in enumerate(_shown(report, top, show_all), 1):
         out.append("")
         out.extend(_text_diagnosis(i, d, style, all_flags, verbose))
@@ -135,6 +138,44 @@ def render_text(
     for err in report.errors:
         out.append(style(f"error: {err}", "red"))
     return "\n".join(out) + "\n"
+
+
+def _where_line(report: Report) -> str:
+    """Stage, last step and first failing place, in words (empty when the log did not say)."""
+    ins = report.insights
+    parts = []
+    if ins.get("stage"):
+        parts.append(f"during {ins['stage']}")
+    if ins.get("last_step") is not None:
+        parts.append(f"after step {ins['last_step']}")
+    first = ins.get("first_failure")
+    if isinstance(first, dict):
+        place = ", ".join(
+            f"{k} {first[k]}" for k in ("rank", "worker", "node") if first.get(k) is not None
+        )
+        parts.append(f"first on {place}" if place else f"first at {first['source']}:{first['line']}")
+    collateral = ins.get("collateral") or []
+    if collateral:
+        shown = ", ".join(list(collateral)[:6]) + (", ..." if len(collateral) > 6 else "")
+        parts.append(f"then collateral on {shown}")
+    return "; ".join(parts)
+
+
+def _details_lines(d: Diagnosis) -> list[str]:
+    out = []
+    det = d.details
+    if det.get("exception"):
+        msg = f": {det['message']}" if det.get("message") else ""
+        out.append(f"exception: {det['exception']}{msg}")
+    if det.get("raised_at"):
+        out.append(f"raised at: {det['raised_at']}")
+    if det.get("exit_code"):
+        out.append(f"exit code: {det['exit_code']}")
+    for t in det.get("templates") or []:
+        out.append(f"error x{t['count']}: {t['template']}")
+    if det.get("similar"):
+        out.append("similar known failures: " + ", ".join(f"{s['id']} ({s['score']})" for s in det["similar"]))
+    return out
 
 
 def _context_line(report: Report) -> str:
@@ -165,9 +206,11 @@ def _text_diagnosis(
     extra = [p for p in (_places(d), f"{d.count} matching lines" if d.count > 1 else "") if p]
     if extra:
         out.append(style("     (" + "; ".join(extra) + ")", "dim"))
-    if d.values:
-        vals = ", ".join(f"{k}={v}" for k, v in d.values.items())
+    shown_values = {k: v for k, v in d.values.items() if k not in d.details}
+    if shown_values:
+        vals = ", ".join(f"{k}={v}" for k, v in shown_values.items())
         out.append(f"   values: {vals}")
+    out.extend(f"   {line}" for line in _details_lines(d))
     if d.folded:
         explained = ", ".join(f"{f.id} ({_where(f.first)})" for f in d.folded)
         out.append(f"   explains: {explained}")
@@ -200,6 +243,10 @@ def render_markdown(
     if not report.context.empty:
         out.append(f"**Job:** {_context_line(report)}")
         out.append("")
+    where = _where_line(report)
+    if where:
+        out.append(f"**Failed:** {where}")
+        out.append("")
     for i, d in enumerate(_shown(report, top, show_all), 1):
         out.append(f"### {i}. `{d.id}`: {d.title}")
         out.append("")
@@ -214,6 +261,8 @@ def render_markdown(
         places = _places(d)
         if places:
             out.append(f"({places})")
+        for line in _details_lines(d):
+            out.append(f"- {line}")
         if d.folded:
             out.append("")
             out.append("**Explains:** " + ", ".join(f"`{f.id}` ({_where(f.first)})" for f in d.folded))

@@ -21,6 +21,7 @@ from html import escape
 from typing import Any
 
 from rlfix.model import Evidence
+from rlfix.render import _details_lines, _where_line
 from rlfix.report import Diagnosis, Remedy, Report
 
 #: Colour-blind-safe first (Okabe-Ito), then distinct extras; cycled when ids outnumber it.
@@ -76,7 +77,7 @@ background:#fff}
 .rlfix ul.legend{list-style:none;padding:0;margin:.4em 0;display:flex;flex-wrap:wrap;gap:.25em 1.1em}
 .rlfix ul.legend li{cursor:pointer;user-select:none}.rlfix ul.legend li.sub{color:var(--muted)}
 .rlfix .sw{display:inline-block;width:.8em;height:.8em;border-radius:50%;margin-right:.35em;vertical-align:-.05em;
-border:2px solid currentColor}
+border:2px solid currentColor}.rlfix .sw.sub{border-radius:1px;transform:rotate(45deg) scale(.85)}
 .rlfix .diag{border:1px solid var(--line);border-radius:8px;padding:.6em .9em;margin:.7em 0}
 .rlfix .diag.top{border-color:var(--bad);box-shadow:0 0 0 1px var(--bad) inset}
 .rlfix .diag .head{display:flex;flex-wrap:wrap;align-items:baseline;gap:.2em .6em}
@@ -217,15 +218,24 @@ def _time_label(seconds: float, span: float) -> str:
     return when.strftime("%H:%M:%S")
 
 
-def _ticks(lo: float, hi: float, axis: str) -> tuple[tuple[float, str], ...]:
-    n = 5
+def _time_ticks(lo: float, hi: float) -> tuple[tuple[float, str], ...]:
+    if hi <= lo:
+        return ((0.5, _time_label(lo, 0.0)),)
+    return tuple((i / 5, _time_label(lo + (hi - lo) * i / 5, hi - lo)) for i in range(6))
+
+
+def _order_ticks(points: Sequence[tuple[str, Evidence]]) -> tuple[tuple[float, str], ...]:
+    """Ticks named after the matched line nearest each: `line 812` for one source, `#k` for many."""
+    n = len(points)
+    if n == 1:
+        return ((0.5, f"line {points[0][1].line:,}"),)
+    one_source = len({e.source for _, e in points}) == 1
     out = []
-    for i in range(n + 1):
-        value = lo + (hi - lo) * i / n
-        label = _time_label(value, hi - lo) if axis == "time" else f"#{round(value):,}"
-        out.append((i / n, label))
-    # A single point: one tick in the middle is all there is to say.
-    return tuple(out) if hi > lo else ((0.5, out[0][1]),)
+    for i in range(min(6, n)):
+        at = round(i * (n - 1) / (min(6, n) - 1))
+        e = points[at][1]
+        out.append((at / (n - 1), f"line {e.line:,}" if one_source else f"#{at + 1:,}"))
+    return tuple(out)
 
 
 def layout_timeline(report: Report) -> TimelineLayout | None:
@@ -233,9 +243,12 @@ def layout_timeline(report: Report) -> TimelineLayout | None:
     points = list(report.timeline)
     if not points:
         return None
+    # The core appends in log order; sorting by `order` keeps that true for any Report.
+    points.sort(key=lambda p: p[1].order)
     times = _times(points)
     axis = "time" if times is not None else "order"
-    xs_raw = times if times is not None else [float(e.order) for _, e in points]
+    # Without times, x is the rank of the line among matched lines: evenly spread, in log order.
+    xs_raw = times if times is not None else [float(i) for i in range(len(points))]
     lo, hi = min(xs_raw), max(xs_raw)
     span = hi - lo
 
@@ -279,7 +292,7 @@ def layout_timeline(report: Report) -> TimelineLayout | None:
         axis=axis,
         lanes=tuple(lanes),
         marks=marks,
-        ticks=_ticks(lo, hi, axis),
+        ticks=_time_ticks(lo, hi) if axis == "time" else _order_ticks(points),
         first=first,
         points=len(points),
     )
@@ -401,10 +414,11 @@ def _legend(report: Report) -> str:
                 continue
             c = colour[sub.id]
             style = f"color:{c};background:{'#fff' if is_folded else c}"
+            shape = "sw sub" if is_folded else "sw"
             kind = f"folded under {d.id}" if is_folded else f"{sub.kind.value}"
             items.append(
                 f'<li class="{"sub" if is_folded else "main"}" data-sig="{_e(sub.id)}" title="click to highlight">'
-                f'<span class="sw" style="{style}"></span><span class="mono">{_e(sub.id)}</span> '
+                f'<span class="{shape}" style="{style}"></span><span class="mono">{_e(sub.id)}</span> '
                 f'<span class="muted small">{_e(kind)}, {counts[sub.id]} line(s)</span></li>'
             )
     return '<ul class="legend">' + "".join(items) + "</ul>"
@@ -480,7 +494,7 @@ def _folded_html(d: Diagnosis, colour: dict[str, str]) -> str:
         c = colour.get(f.id, "#6b6b6b")
         places = _places(f)
         rows.append(
-            f'<li data-id="{_e(f.id)}"><span class="sw" style="color:{c};background:#fff"></span>'
+            f'<li data-id="{_e(f.id)}"><span class="sw sub" style="color:{c};background:#fff"></span>'
             f'<span class="mono">{_e(f.id)}</span> {_e(f.title)} <span class="muted small">'
             f"[{_e(f.kind.value)}, {f.count} line(s){'; ' + _e(places) if places else ''}]</span>"
             f"<pre>{_e(_where(f.first))}  {_e(f.first.text)}</pre></li>"
@@ -509,12 +523,14 @@ def _diagnosis_html(i: int, d: Diagnosis, colour: dict[str, str], all_flags: boo
     facts = [p for p in (_places(d), f"{d.count} matching lines" if d.count > 1 else "") if p]
     if facts:
         parts.append(f'<p class="muted small">{_e("; ".join(facts))}</p>')
-    if d.values:
+    values = {k: v for k, v in d.values.items() if k not in d.details}
+    if values:
         parts.append(
-            '<p class="small">values: '
-            + ", ".join(f"<code>{_e(k)}={_e(v)}</code>" for k, v in d.values.items())
-            + "</p>"
+            '<p class="small">values: ' + ", ".join(f"<code>{_e(k)}={_e(v)}</code>" for k, v in values.items()) + "</p>"
         )
+    details = _details_lines(d)
+    if details:
+        parts.append('<ul class="details small">' + "".join(f"<li>{_e(line)}</li>" for line in details) + "</ul>")
     parts.append(_folded_html(d, colour))
     if d.reasons:
         label = "Why it ranks first" if i == 1 else "Why it ranks here"
@@ -593,10 +609,13 @@ def _verdict(report: Report) -> str:
         return f'<p class="verdict ok">No failure recognised in {_e(what)} ({report.lines:,} lines).</p>'
     n = len(report.diagnoses)
     first = top.first
+    failed = _where_line(report)
     return (
         f'<p class="verdict">{n} finding{"s" if n > 1 else ""} in {_e(what)} ({report.lines:,} lines). '
         f'Most likely cause: <b class="mono">{_e(top.id)}</b>, {_e(top.title)}, first at '
-        f'<span class="mono">{_e(_where(first))}</span>.</p>'
+        f'<span class="mono">{_e(_where(first))}</span>.'
+        + (f'<br><span class="small">Failed {_e(failed)}.</span>' if failed else "")
+        + "</p>"
     )
 
 

@@ -106,3 +106,12 @@ def test_ray_repeat_suffix_counts(mini_kb: KnowledgeBase) -> None:
 def test_confidence_is_a_probability(mini_kb: KnowledgeBase) -> None:
     report = diagnose(f"{ILLEGAL}\n{CHILD}\n{ASSERT}\n", kb=mini_kb)
     assert all(0.0 <= d.confidence <= 1.0 for d in report.diagnoses)
+
+
+def test_uncaught_exception_before_a_collateral_timeout_is_the_cause(mini_kb: KnowledgeBase) -> None:
+    log = f"[rank2]: {TRACEBACK}[rank2]: KeyError: 42\n{TIMEOUT.format(r=0)}\n"
+    log = log.replace("  File", "[rank2]:   File").replace("    x =", "[rank2]:     x =")
+    report = diagnose(log, kb=mini_kb)
+    assert report.ids == ["t-fallback"]
+    assert report.top is not None and [f.id for f in report.top.folded] == ["t-timeout"]
+    assert report.insights["first_failure"]["rank"] == 2  # type: ignore[index]
