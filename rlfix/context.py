@@ -52,7 +52,10 @@ _HYDRA = regex.compile(r"(?:^|\s)\+{0,2}((?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*)=([^\s\
 _SETTING_PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # "--" alone would make every "-----" table rule a candidate line; "--" plus a letter does not.
     (r"(?i)(?:^|\s)--[a-z][\w.\-]*(?:=|\s+)[^\s\\-]", tuple(f"--{c}" for c in "abcdefghijklmnopqrstuvwxyz")),
-    (r"(?:^|\s)\+{0,2}(?:actor_rollout_ref|critic|data|trainer|algorithm|reward_model|ray_kwargs|ray_init)\.[\w.]+=", ()),
+    (
+        r"(?:^|\s)\+{0,2}(?:actor_rollout_ref|critic|data|trainer|algorithm|reward_model|ray_kwargs|ray_init)\.[\w.]+=",
+        (),
+    ),
 )
 _GPU_PATTERNS: tuple[str, ...] = (
     r"(?P<gpu>NVIDIA (?:A100|H100|H800|H20|A800|A10G?|L40S?|L4|V100|RTX \w+|GeForce \w+ \w+)[\w-]*)",

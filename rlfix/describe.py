@@ -23,7 +23,13 @@ def _flag(f: object) -> str:
 
 def describe_signature(sig: Signature) -> str:
     """What it means, why it happens, how to fix it: for people."""
-    out = [f"{sig.id}: {sig.title}", f"  {sig.kind.value}, {sig.severity.value}", "", "What happened", _wrap(sig.summary)]
+    out = [
+        f"{sig.id}: {sig.title}",
+        f"  {sig.kind.value}, {sig.severity.value}",
+        "",
+        "What happened",
+        _wrap(sig.summary),
+    ]
     if sig.remediation.steps:
         out += ["", "How to fix"]
         out += [_wrap(f"{i}. {s}") for i, s in enumerate(sig.remediation.steps, 1)]

@@ -41,7 +41,10 @@ def check_taxonomy(kb: KnowledgeBase, _m: Matcher) -> Iterable[LintIssue]:
             yield LintIssue("taxonomy", "error", Location("knowledge/taxonomy.yaml"), f"no signature for {entry.id}")
         elif sig.kind is not entry.kind:
             yield LintIssue(
-                "taxonomy", "error", sig.location, f"{sig.id} is a {sig.kind.value}; the taxonomy says {entry.kind.value}"
+                "taxonomy",
+                "error",
+                sig.location,
+                f"{sig.id} is a {sig.kind.value}; the taxonomy says {entry.kind.value}",
             )
 
 
@@ -64,7 +67,9 @@ def check_relations(kb: KnowledgeBase, _m: Matcher) -> Iterable[LintIssue]:
             if other is None:
                 yield LintIssue("relations", "error", sig.location, f"{sig.id} supersedes unknown id {target}")
             elif other.kind is not Kind.ROOT or sig.kind is not Kind.ROOT:
-                yield LintIssue("relations", "error", sig.location, f"supersedes is between roots ({sig.id} -> {target})")
+                yield LintIssue(
+                    "relations", "error", sig.location, f"supersedes is between roots ({sig.id} -> {target})"
+                )
             elif sig.id in other.supersedes:
                 yield LintIssue("relations", "error", sig.location, f"{sig.id} and {target} supersede each other")
 
@@ -154,7 +159,9 @@ def check_regex_compiles_in_context(kb: KnowledgeBase, _m: Matcher) -> Iterable[
     for sig in kb:
         for name, pattern in sig.extract:
             if name not in pattern.groupindex and pattern.groups != 1:
-                yield LintIssue("extract", "error", sig.location, f"{sig.id}: extractor {name} needs a group named {name}")
+                yield LintIssue(
+                    "extract", "error", sig.location, f"{sig.id}: extractor {name} needs a group named {name}"
+                )
 
 
 CHECKS: dict[str, Check] = {

@@ -70,10 +70,9 @@ class Pattern:
 
     def search(self, text: str, timeout: float) -> regex.Match[str] | None:
         """Find this pattern in one normalised line, giving up after `timeout` seconds."""
-        if self.literal and not self.ignore_case:
-            # A plain substring test is exact for literals and much cheaper than the engine.
-            if self.source not in text:
-                return None
+        # A plain substring test is exact for literals and much cheaper than the engine.
+        if self.literal and not self.ignore_case and self.source not in text:
+            return None
         try:
             return self.compiled.search(text, timeout=timeout)
         except TimeoutError:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections import deque
 
+import regex
+
 from rlfix.context import _pattern
 from rlfix.match import Hit, Probe
 
@@ -11,14 +13,41 @@ STAGE = "@stage"
 STEP = "@step"
 
 # Markers are names that frameworks print or that appear in the frames of a failing traceback.
-STAGES: tuple[tuple[str, str], ...] = (
-    ("start-up", r"(?:Started a local Ray instance|Connecting to existing Ray cluster|init_process_group|initialize_ray_cluster)"),
-    ("model-load", r"(?:Loading checkpoint shards|from_pretrained|Loading model weights|load_state_dict|Loading safetensors)"),
-    ("rollout", r"(?:generate_sequences|Processed prompts|SamplingTensors|execute_model|_generate_minibatch|sample_responses|make_experience)"),
-    ("weight-sync", r"(?:update_weight|broadcast_to_vllm|sync_weight|_sync_params|load_weights|sync_model_weights)"),
-    ("training", r"(?:update_actor|update_critic|update_policy|ppo_train|training_step|optimizer\.step|compute_loss|\.backward\()"),
-    ("checkpoint-save", r"(?:save_checkpoint|Saving checkpoint|save_pretrained|save_model|torch\.save|_save_to_state_dict)"),
-    ("evaluation", r"(?:Running evaluation|_validate\b|evaluation_loop|run_validation)"),
+STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "start-up",
+        ("Started a local Ray instance", "Connecting to existing Ray cluster", "init_process_group"),
+    ),
+    (
+        "model-load",
+        ("Loading checkpoint shards", "from_pretrained", "Loading model weights", "load_state_dict"),
+    ),
+    (
+        "rollout",
+        (
+            "generate_sequences",
+            "Processed prompts",
+            "SamplingTensors",
+            "execute_model",
+            "_generate_minibatch",
+            "make_experience",
+        ),
+    ),
+    ("weight-sync", ("update_weight", "broadcast_to_vllm", "sync_weight", "_sync_params", "load_weights")),
+    (
+        "training",
+        (
+            "update_actor",
+            "update_critic",
+            "update_policy",
+            "ppo_train",
+            "training_step",
+            "optimizer.step",
+            ".backward(",
+        ),
+    ),
+    ("checkpoint-save", ("save_checkpoint", "Saving checkpoint", "save_pretrained", "save_model", "torch.save")),
+    ("evaluation", ("Running evaluation", "_validate", "evaluation_loop", "run_validation")),
 )
 _STEP = r"(?i)\b(?:global_step|step|iteration)(?:\s*[:=]\s*|\s+)(?P<step>\d{1,9})\b"
 
@@ -27,7 +56,10 @@ MAX_MARKERS = 10_000
 
 
 def progress_probes() -> list[Probe]:
-    probes = [Probe(f"{STAGE}:{name}", _pattern(p)) for name, p in STAGES]
+    probes = [
+        Probe(f"{STAGE}:{name}", _pattern("(?:" + "|".join(regex.escape(m) for m in markers) + ")", markers))
+        for name, markers in STAGES
+    ]
     probes.append(Probe(STEP, _pattern(_STEP, ("step", "iteration"))))
     return probes
 

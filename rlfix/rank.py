@@ -86,9 +86,7 @@ def _parents(tallies: Mapping[str, Tally], kb: KnowledgeBase) -> dict[str, str]:
             if target_sig.kind is Kind.SYMPTOM or order[sig_id] < order[target]:
                 offer(target, sig_id)
 
-    specific_roots = [
-        s for s, t in tallies.items() if t.signature.kind is Kind.ROOT and not t.signature.fallback
-    ]
+    specific_roots = [s for s, t in tallies.items() if t.signature.kind is Kind.ROOT and not t.signature.fallback]
     for sig_id, tally in tallies.items():
         if tally.signature.fallback:
             for root in specific_roots:

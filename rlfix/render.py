@@ -150,9 +150,7 @@ def _where_line(report: Report) -> str:
         parts.append(f"after step {ins['last_step']}")
     first = ins.get("first_failure")
     if isinstance(first, dict):
-        place = ", ".join(
-            f"{k} {first[k]}" for k in ("rank", "worker", "node") if first.get(k) is not None
-        )
+        place = ", ".join(f"{k} {first[k]}" for k in ("rank", "worker", "node") if first.get(k) is not None)
         parts.append(f"first on {place}" if place else f"first at {first['source']}:{first['line']}")
     collateral = ins.get("collateral") or []
     if collateral:
@@ -191,9 +189,7 @@ def _context_line(report: Report) -> str:
     return ", ".join(parts) if parts else "(nothing recognised)"
 
 
-def _text_diagnosis(
-    index: int, d: Diagnosis, style: Callable[..., str], all_flags: bool, verbose: bool
-) -> list[str]:
+def _text_diagnosis(index: int, d: Diagnosis, style: Callable[..., str], all_flags: bool, verbose: bool) -> list[str]:
     sev_color = {"fatal": "red", "error": "red", "warning": "yellow"}[d.severity.value]
     label = f"{d.kind.value}, {d.severity.value}, confidence {d.confidence:.2f}"
     out = [f"{index}. " + style(d.id, "bold", sev_color) + f"  {d.title}  " + style(f"[{label}]", "dim")]
@@ -201,7 +197,7 @@ def _text_diagnosis(
     first = d.first
     out.append(style("   evidence:", "bold"))
     out.append(f"     {style(_where(first), 'cyan')}  {first.text}")
-    for e in d.evidence[1:3 if not verbose else None]:
+    for e in d.evidence[1 : 3 if not verbose else None]:
         out.append(f"     {style(_where(e), 'cyan')}  {e.text}")
     extra = [p for p in (_places(d), f"{d.count} matching lines" if d.count > 1 else "") if p]
     if extra:
@@ -225,7 +221,9 @@ def _text_diagnosis(
             out.append("     " + style("$ ", "green") + _flag_line(r))
         hidden = len(d.remedies) - len(remedies)
         if hidden:
-            out.append(style(f"     ({hidden} flag{'s' if hidden > 1 else ''} for other frameworks; --all-flags)", "dim"))
+            out.append(
+                style(f"     ({hidden} flag{'s' if hidden > 1 else ''} for other frameworks; --all-flags)", "dim")
+            )
     return out
 
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from functools import lru_cache
 from typing import BinaryIO
-
-from dataclasses import replace
 
 from rlfix.context import CONTEXT, JobContext, context_probes
 from rlfix.errors import InputError
@@ -22,7 +21,15 @@ from rlfix.redact import redact_secrets
 from rlfix.remedy import choose_remedies
 from rlfix.report import Diagnosis, Report, SourceStats
 from rlfix.tracebacks import TRACEBACK, TracebackTracker, traceback_probes
-from rlfix.unknown import ERRORLINE, TERMINATION, UNRECOGNIZED, UnknownTracker, similar_signatures, template, unknown_probes
+from rlfix.unknown import (
+    ERRORLINE,
+    TERMINATION,
+    UNRECOGNIZED,
+    UnknownTracker,
+    similar_signatures,
+    template,
+    unknown_probes,
+)
 
 #: Evidence points kept for the timeline view (the first ones: the cascade starts early).
 MAX_TIMELINE = 5000
@@ -80,14 +87,15 @@ class Triage:
 
     # --- input -----------------------------------------------------------------------
 
-    def feed(self, line: str | bytes, source: str | None = None) -> None:
-        """Add one line (trailing newline optional)."""
+    def feed(self, line: str | bytes, source: str | None = None, number: int | None = None) -> None:
+        """Add one line (trailing newline optional); `number` keeps a line number known upstream."""
         if source is not None and source != self._feed_source:
             self._close_feed()
             self._feed_source = source
         self._feed_lines += 1
         self._feed_bytes += len(line)
-        self.matcher.scan_line(line, self._feed_lines, self._feed_source, self._sink)
+        at = self._feed_lines if number is None else number
+        self.matcher.scan_line(line, at, self._feed_source, self._sink)
 
     def feed_lines(self, lines: Iterable[str | bytes], source: str = "<lines>") -> None:
         """Add many lines from one source."""

@@ -48,7 +48,10 @@ def run_cli(tmp_path: Path) -> RunCli:
     """Run the installed `rlfix` console script in a subprocess, from a neutral directory."""
 
     def run(
-        args: Sequence[str], stdin: str | bytes | None = None, cwd: Path | None = None, env: dict[str, str] | None = None
+        args: Sequence[str],
+        stdin: str | bytes | None = None,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
     ) -> subprocess.CompletedProcess[str]:
         full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
         data = stdin.encode() if isinstance(stdin, str) else stdin

@@ -8,11 +8,15 @@ from rlfix.kb import load_knowledge
 from rlfix.match import Matcher
 
 KB = load_knowledge()
-ENGINES = ["python", "hyperscan"] if "hyperscan" in __import__("rlfix.engines").engines.available_engines() else ["python"]
+ENGINES = (
+    ["python", "hyperscan"] if "hyperscan" in __import__("rlfix.engines").engines.available_engines() else ["python"]
+)
 MATCHERS = {engine: Matcher.for_knowledge(KB, engine=engine) for engine in ENGINES}
 
 CASES = [
-    pytest.param(sig.id, line, True, id=f"{sig.id}-match-{i}") for sig in KB for i, line in enumerate(sig.examples.match)
+    pytest.param(sig.id, line, True, id=f"{sig.id}-match-{i}")
+    for sig in KB
+    for i, line in enumerate(sig.examples.match)
 ] + [
     pytest.param(sig.id, line, False, id=f"{sig.id}-no_match-{i}")
     for sig in KB

@@ -51,10 +51,22 @@ def test_valid_file_becomes_typed_signatures() -> None:
     [
         (("    title: My failure\n", ""), "kb/x.yaml:2:5: my-failure.title: is required"),
         (("    kind: root\n", "    kind: cause\n"), "kb/x.yaml:4:11: my-failure.kind: must be one of root, symptom"),
-        (("      - text: \"my special failure\"\n", "      - regex: 'a(b'\n"), "kb/x.yaml:8:9: my-failure.patterns[0]: invalid regex"),
-        (("      - text: \"my special failure\"\n", "      - regex: '\\d+x'\n"), "kb/x.yaml:8:9: my-failure.patterns[0]: no literal"),
-        (("    severity: fatal\n", "    severity: fatal\n    colour: red\n"), "kb/x.yaml:6:13: my-failure.colour: unknown field"),
-        (("    severity: fatal\n", "    severity: fatal\n    severity: error\n"), "kb/x.yaml:6:5: duplicate key 'severity'"),
+        (
+            ('      - text: "my special failure"\n', "      - regex: 'a(b'\n"),
+            "kb/x.yaml:8:9: my-failure.patterns[0]: invalid regex",
+        ),
+        (
+            ('      - text: "my special failure"\n', "      - regex: '\\d+x'\n"),
+            "kb/x.yaml:8:9: my-failure.patterns[0]: no literal",
+        ),
+        (
+            ("    severity: fatal\n", "    severity: fatal\n    colour: red\n"),
+            "kb/x.yaml:6:13: my-failure.colour: unknown field",
+        ),
+        (
+            ("    severity: fatal\n", "    severity: fatal\n    severity: error\n"),
+            "kb/x.yaml:6:5: duplicate key 'severity'",
+        ),
         (("purpose: fix}", "purpose: maybe}"), "my-failure.remediation.flags[0].purpose: must be one of"),
         (("{framework: verl,", "{framework: megatron,"), "my-failure.remediation.flags[0].framework: must be one of"),
         (("    references: [https://example.org]\n", ""), "my-failure.references: needs at least one source"),
@@ -103,7 +115,10 @@ def test_missing_user_kb_is_an_error(tmp_path: Path) -> None:
     ("pattern", "anchors"),
     [
         ("an illegal memory access", ("an illegal memory access",)),
-        (r"\b(?:CUDA_ERROR_ILLEGAL_ADDRESS|cudaErrorIllegalAddress)\b", ("CUDA_ERROR_ILLEGAL_ADDRESS", "cudaErrorIllegalAddress")),
+        (
+            r"\b(?:CUDA_ERROR_ILLEGAL_ADDRESS|cudaErrorIllegalAddress)\b",
+            ("CUDA_ERROR_ILLEGAL_ADDRESS", "cudaErrorIllegalAddress"),
+        ),
         (r"Tried to allocate (?P<x>[\d.]+) GiB", ("Tried to allocate ",)),
         (r"(?i)No Space Left", ("no space left",)),
         (r"a+b", ()),

@@ -35,7 +35,9 @@ def test_line_numbers_survive_small_blocks(
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_carriage_return_redraws_are_split(mini_kb: KnowledgeBase, engine: str) -> None:
-    data = b" 50%|##   | 5/10\r 60%|###  | 6/10\r[rank3]: RuntimeError: an illegal memory access was encountered\r 70%\n"
+    data = (
+        b" 50%|##   | 5/10\r 60%|###  | 6/10\r[rank3]: RuntimeError: an illegal memory access was encountered\r 70%\n"
+    )
     found = _scan(mini_kb, data, engine)
     assert found == [("t-illegal-access", 1, "RuntimeError: an illegal memory access was encountered")]
 
@@ -54,8 +56,7 @@ def test_huge_line_without_newline_is_scanned_in_bounded_pieces(
 
 def test_engines_agree(mini_kb: KnowledgeBase) -> None:
     data = (
-        b"ok\n[rank1]: an illegal memory access was encountered\n"
-        b"x device-side assert triggered\nValueError: bad\n" * 50
+        b"ok\n[rank1]: an illegal memory access was encountered\nx device-side assert triggered\nValueError: bad\n" * 50
     )
     results = {engine: _scan(mini_kb, data, engine) for engine in ENGINES}
     first = next(iter(results.values()))

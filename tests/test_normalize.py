@@ -24,8 +24,16 @@ from rlfix.normalize import clean, normalize
             {"worker": "LLMRayActor > EngineCore_DP0", "pid": 9, "level": "ERROR"},
         ),
         ("ERROR 02-25 11:11:34 engine.py:139] RuntimeError: x", "RuntimeError: x", {"level": "ERROR"}),
-        ("(raylet) node_manager.cc:3000: 1 Workers killed", "node_manager.cc:3000: 1 Workers killed", {"worker": "raylet"}),
-        ("(autoscaler +1m55s) Error: No available node types", "Error: No available node types", {"worker": "autoscaler"}),
+        (
+            "(raylet) node_manager.cc:3000: 1 Workers killed",
+            "node_manager.cc:3000: 1 Workers killed",
+            {"worker": "raylet"},
+        ),
+        (
+            "(autoscaler +1m55s) Error: No available node types",
+            "Error: No available node types",
+            {"worker": "autoscaler"},
+        ),
         ("[rank4]: Traceback (most recent call last):", "Traceback (most recent call last):", {"rank": 4}),
         (
             "[2024-01-01 10:00:00,123] [ERROR] [launch.py:325:sigkill_handler] exits with return code = -9",
@@ -37,7 +45,11 @@ from rlfix.normalize import clean, normalize
             "Setting OMP_NUM_THREADS",
             {"level": "WARNING"},
         ),
-        ("2024-08-01 10:00:00,123\tINFO worker.py:1781 -- Started a local Ray instance.", "Started a local Ray instance.", {"level": "INFO"}),
+        (
+            "2024-08-01 10:00:00,123\tINFO worker.py:1781 -- Started a local Ray instance.",
+            "Started a local Ray instance.",
+            {"level": "INFO"},
+        ),
         ("(VllmWorker rank=0 pid=5) INFO 02-25 11:11:34 x.py:1] hi", "hi", {"rank": 0, "worker": "VllmWorker"}),
     ],
 )

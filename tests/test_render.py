@@ -81,7 +81,9 @@ def test_color_policy(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_top_and_all(mini_kb: KnowledgeBase) -> None:
     log = "ValueError: a\n" + "RuntimeError: CUDA error: device-side assert triggered\n"
-    report = rlfix.diagnose(log + "[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5\n", kb=mini_kb)
+    report = rlfix.diagnose(
+        log + "[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5\n", kb=mini_kb
+    )
     assert len(report.diagnoses) >= 2
     assert "more finding" in report.render("text", top=1)
     assert "more finding" not in report.render("text", top=1, show_all=True)

@@ -104,8 +104,9 @@ def test_signals_are_forwarded_to_the_command(signum: int) -> None:
         """
     )
     # A new session: no controlling terminal, so SIGINT counts as sent by a program and is forwarded.
-    proc = subprocess.Popen([*RLFIX, "run", "--", *cmd], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [*RLFIX, "run", "--", *cmd], stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
     try:
         _wait_ready(proc)
         proc.send_signal(signum)
@@ -124,8 +125,9 @@ def test_alert_arrives_while_the_command_is_still_running() -> None:
         sys.exit(1)
         """
     )
-    proc = subprocess.Popen([*RLFIX, "run", "--", *cmd], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [*RLFIX, "run", "--", *cmd], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     assert proc.stderr is not None and proc.stdin is not None
     try:
         assert proc.stderr.readline().decode().rstrip("\n") == CUDA_LINE
@@ -192,8 +194,11 @@ def test_long_output_is_streamed_with_bounded_memory(tmp_path: Path) -> None:
 
 
 def test_environment_gets_unbuffered_python() -> None:
-    result = rlfix_run("--", *script("import os; print(os.environ.get('PYTHONUNBUFFERED'))"),
-                       env={**os.environ, "PYTHONUNBUFFERED": ""})
+    result = rlfix_run(
+        "--",
+        *script("import os; print(os.environ.get('PYTHONUNBUFFERED'))"),
+        env={**os.environ, "PYTHONUNBUFFERED": ""},
+    )
     assert result.stdout == b"\n"  # an explicit setting is kept
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
     result = rlfix_run("--", *script("import os; print(os.environ.get('PYTHONUNBUFFERED'))"), env=env)

@@ -13,7 +13,9 @@ from rlfix.triage import Triage
 from tests.conftest import RunCli
 
 UNKNOWN = "step 1\nERROR worker 3: flux capacitor overheated at 88 mph\nexited with code 3\n"
-TRACE = 'Traceback (most recent call last):\n  File "/app/r.py", line 7, in reward\nZeroDivisionError: division by zero\n'
+TRACE = (
+    'Traceback (most recent call last):\n  File "/app/r.py", line 7, in reward\nZeroDivisionError: division by zero\n'
+)
 
 
 def test_pattern_for_keeps_numbers_variable() -> None:

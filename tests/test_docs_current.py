@@ -1,0 +1,22 @@
+"""Generated docs stay current: the failure catalogue and the accuracy table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rlfix.catalogue import render_catalogue
+from rlfix.kb import KnowledgeBase
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+def test_signature_catalogue_is_current(builtin_kb: KnowledgeBase) -> None:
+    expected = render_catalogue(builtin_kb)
+    assert (DOCS / "signatures.md").read_text(encoding="utf-8") == expected, (
+        "docs/signatures.md is stale: run `rlfix kb catalogue > docs/signatures.md`"
+    )
+
+
+def test_catalogue_covers_every_signature(builtin_kb: KnowledgeBase) -> None:
+    text = render_catalogue(builtin_kb)
+    assert all(f"\n## {sig.id}\n" in text for sig in builtin_kb)
