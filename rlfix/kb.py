@@ -41,6 +41,7 @@ _SIGNATURE_KEYS = {
     "explains",
     "supersedes",
     "fallback",
+    "order_free",
     "remediation",
     "references",
     "examples",
@@ -182,6 +183,10 @@ class _Checker:
         if not isinstance(fallback, bool):
             self.problem(self.mark_of(node, "fallback"), f"{path}.fallback", "must be true or false")
             fallback = False
+        order_free = node.get("order_free", False)
+        if not isinstance(order_free, bool):
+            self.problem(self.mark_of(node, "order_free"), f"{path}.order_free", "must be true or false")
+            order_free = False
         remediation = self.remediation(node, path, kind)
         examples = self.examples(node, path)
         references = self.str_list(node, "references", path)
@@ -201,6 +206,7 @@ class _Checker:
             explains=self.str_list(node, "explains", path),
             supersedes=self.str_list(node, "supersedes", path),
             fallback=fallback,
+            order_free=order_free,
             remediation=remediation,
             references=references,
             examples=examples,

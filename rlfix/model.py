@@ -157,6 +157,9 @@ class Signature:
     explains: tuple[str, ...] = ()
     supersedes: tuple[str, ...] = ()
     fallback: bool = False
+    #: Evidence comes from system logs (dmesg) pasted after the job's output, so its position in
+    #: the file says nothing about when it happened: it explains roots whatever their order.
+    order_free: bool = False
     remediation: Remediation = Remediation()
     references: tuple[str, ...] = ()
     examples: Examples = Examples()

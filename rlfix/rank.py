@@ -21,6 +21,7 @@ from rlfix.kb import KnowledgeBase
 from rlfix.model import Evidence, Kind, Severity, Signature
 from rlfix.remedy import choose_remedies
 from rlfix.report import Diagnosis
+from rlfix.unknown import template
 
 #: Distinct evidence lines kept per signature; the rest are only counted.
 MAX_SAMPLES = 5
@@ -57,10 +58,13 @@ class Tally:
             self.nodes.add(evidence.node)
         for key, value in evidence.values.items():
             self.values.setdefault(key, value)
-        # The same message from many ranks is one sample "seen on N ranks", not N samples.
-        if evidence.message not in self._messages and len(self.samples) < MAX_SAMPLES:
-            self._messages.add(evidence.message)
-            self.samples.append(evidence)
+        # The same message from many ranks is one sample "seen on N ranks", not N samples; numbers,
+        # paths and ids are masked so "[Rank 3] ... SeqNum=5" and "[Rank 4] ... SeqNum=5" are one.
+        if len(self.samples) < MAX_SAMPLES:
+            key = template(evidence.message)
+            if key not in self._messages:
+                self._messages.add(key)
+                self.samples.append(evidence)
         return first_time
 
 
@@ -83,7 +87,7 @@ def _parents(tallies: Mapping[str, Tally], kb: KnowledgeBase) -> dict[str, str]:
             target_sig = kb.get(target)
             if target not in tallies or target_sig is None:
                 continue
-            if target_sig.kind is Kind.SYMPTOM or order[sig_id] < order[target]:
+            if target_sig.kind is Kind.SYMPTOM or sig.order_free or order[sig_id] < order[target]:
                 offer(target, sig_id)
 
     specific_roots = [s for s, t in tallies.items() if t.signature.kind is Kind.ROOT and not t.signature.fallback]

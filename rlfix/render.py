@@ -162,6 +162,7 @@ def _where_line(report: Report) -> str:
 def _details_lines(d: Diagnosis) -> list[str]:
     out = []
     det = d.details
+    out.extend(det.get("quantities") or [])
     if det.get("exception"):
         msg = f": {det['message']}" if det.get("message") else ""
         out.append(f"exception: {det['exception']}{msg}")
@@ -203,7 +204,7 @@ def _text_diagnosis(index: int, d: Diagnosis, style: Callable[..., str], all_fla
     if extra:
         out.append(style("     (" + "; ".join(extra) + ")", "dim"))
     shown_values = {k: v for k, v in d.values.items() if k not in d.details}
-    if shown_values:
+    if shown_values and not d.details.get("quantities"):
         vals = ", ".join(f"{k}={v}" for k, v in shown_values.items())
         out.append(f"   values: {vals}")
     out.extend(f"   {line}" for line in _details_lines(d))

@@ -15,6 +15,7 @@ from rlfix.kb import KnowledgeBase, load_knowledge
 from rlfix.match import Hit, Matcher
 from rlfix.model import Evidence, Kind
 from rlfix.progress import STAGE, STEP, ProgressTracker, progress_probes
+from rlfix.quantities import describe_quantities
 from rlfix.rank import Tally, rank
 from rlfix.read import Input, Problem, expand
 from rlfix.redact import redact_secrets
@@ -241,8 +242,8 @@ class Triage:
             sources.append(SourceStats(self._feed_source, self._feed_lines, self._feed_bytes))
         tallies, discounted = self._without_baseline()
         diagnoses = list(rank(tallies, self.kb, self.context))
-        diagnoses = [self._explain_exception(d) for d in diagnoses]
-        if not any(d.kind is Kind.ROOT for d in diagnoses) and self._unknown.crashed:
+        diagnoses = [self._with_quantities(self._explain_exception(d)) for d in diagnoses]
+        if not diagnoses and self._unknown.crashed:
             diagnoses.insert(0, self._unrecognized())
         return Report(
             diagnoses=tuple(diagnoses),
@@ -267,6 +268,10 @@ class Triage:
             else:
                 kept[sig_id] = tally
         return kept, dropped
+
+    def _with_quantities(self, diag: Diagnosis) -> Diagnosis:
+        said = describe_quantities(diag.id, diag.values)
+        return replace(diag, details={**diag.details, "quantities": said}) if said else diag
 
     def _explain_exception(self, diag: Diagnosis) -> Diagnosis:
         if not diag.signature.fallback:
@@ -316,9 +321,8 @@ class Triage:
             collateral: set[str] = set()
             for sub in top.folded:
                 for e in sub.evidence:
-                    place = e.where or e.source
-                    if place and place != first.where:
-                        collateral.add(place)
+                    if e.where and e.where != first.where:
+                        collateral.add(e.where)
             out["collateral"] = sorted(collateral)
         if self._unknown.templates:
             out["error_templates"] = self._unknown.to_list()
