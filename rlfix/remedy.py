@@ -8,6 +8,30 @@ from rlfix.report import Remedy
 from rlfix.versions import version_in
 
 
+# Flags whose value is a fraction of GPU memory: lowering them is the fix for these failures.
+# (vLLM's KV-cache errors are left out on purpose: some of them are cured by raising it.)
+_MEMORY_FRACTION_KEYS = ("gpu_memory_utilization", "gpu-memory-utilization", "gpu_memory_util")
+_LOWER_MEMORY_IDS = frozenset({"cuda-oom", "ray-oom-killer", "host-oom-sigkill"})
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        return float(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def _adapt(key: str, current: str | None, suggested: str | None) -> tuple[str | None, str | None]:
+    """A suggestion that makes sense next to the current value, and why (None: keep the flag's)."""
+    now, advice = _number(current), _number(suggested)
+    if now is None or advice is None or not key.endswith(_MEMORY_FRACTION_KEYS):
+        return None, None
+    if advice < now:
+        return None, None
+    lower = max(0.1, round(now - 0.2, 2))
+    return f"{lower:g}", f"the usual {suggested} is not below this job's {current}; lower it by about 0.2"
+
+
 def choose_remedies(sig: Signature, context: JobContext) -> tuple[Remedy, ...]:
     """Every flag of `sig`, marked whether it applies here, those that apply first.
 
@@ -30,7 +54,10 @@ def choose_remedies(sig: Signature, context: JobContext) -> tuple[Remedy, ...]:
             current = context.setting(flag.key)
         reason = None
         suggested = flag.suggested
-        if current is not None and suggested is not None and current != suggested:
+        adapted, why = _adapt(flag.key, current, suggested) if sig.id in _LOWER_MEMORY_IDS else (None, None)
+        if adapted is not None:
+            reason = f"{flag.key}: {current} -> {adapted} ({why})"
+        elif current is not None and suggested is not None and current != suggested:
             reason = f"{flag.key}: {current} -> {suggested}"
         elif current is not None and suggested is None:
             reason = f"{flag.key} is {current} in this job"
