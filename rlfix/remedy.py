@@ -7,7 +7,6 @@ from rlfix.model import FlagForm, Signature
 from rlfix.report import Remedy
 from rlfix.versions import version_in
 
-
 # Flags whose value is a fraction of GPU memory: lowering them is the fix for these failures.
 # (vLLM's KV-cache errors are left out on purpose: some of them are cured by raising it.)
 _MEMORY_FRACTION_KEYS = ("gpu_memory_utilization", "gpu-memory-utilization", "gpu_memory_util")
