@@ -263,6 +263,15 @@ def eval_cmd(directory: str, fmt: str, kb_dirs: tuple[str, ...]) -> None:
     sys.exit(EXIT_OK if ok else EXIT_DIAGNOSED)
 
 
+@kb.command("catalogue")
+@kb_option
+def kb_catalogue(kb_dirs: tuple[str, ...]) -> None:
+    """Print the failure catalogue as Markdown (docs/signatures.md)."""
+    from rlfix.catalogue import render_catalogue
+
+    click.echo(render_catalogue(_kb(kb_dirs)), nl=False)
+
+
 @kb.command("draft")
 @click.argument("paths", nargs=-1, type=click.Path(allow_dash=True))
 @click.option("--id", "sig_id", default="my-new-failure", show_default=True, help="Id for the new signature.")

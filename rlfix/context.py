@@ -39,7 +39,7 @@ _FRAMEWORK_PATTERNS: tuple[tuple[str, str], ...] = (
 _VERSION_PATTERNS: tuple[str, ...] = (
     r"(?i)\b(?P<name>vllm|torch|ray|deepspeed|transformers|trl|openrlhf|verl|accelerate|flash[-_]attn|nccl)"
     r"==(?P<version>\d+\.\d+(?:\.\d+)?(?:[.+-]?(?:post|rc|dev|a|b)\d*)?)",
-    r"Initializing an? (?:V1 )?LLM engine \(v(?P<vllm>\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)\)",
+    r"Initializing an? (?:V\d )?LLM engine \(v(?P<vllm>\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)\)",
     r"vLLM API server version (?P<vllm>\d+\.\d+(?:\.\d+)?)",
     r"DeepSpeed info: version=(?P<deepspeed>\d+\.\d+(?:\.\d+)?)",
     r"NCCL version (?P<nccl>\d+\.\d+\.\d+)",
@@ -57,6 +57,11 @@ _SETTING_PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (),
     ),
 )
+# One key of a printed config dict (verl pprints its whole config, one key a line).
+_DUMP_LEAF = r"^['\"](?P<key>[A-Za-z_]\w*)['\"]: (?P<value>[^{}\[\],]+?),?$"
+# How the job was launched: the first command line that starts a Python process or a launcher.
+_LAUNCH = r"^(?:[$#+>] )?(?P<cmd>(?:python3?|torchrun|accelerate launch|deepspeed|ray job submit)\s.{1,2000})$"
+_WORLD = r"(?i)\bworld[_ ]size\s*[=:]\s*(?P<world>\d+)"
 _GPU_PATTERNS: tuple[str, ...] = (
     r"(?P<gpu>NVIDIA (?:A100|H100|H800|H20|A800|A10G?|L40S?|L4|V100|RTX \w+|GeForce \w+ \w+)[\w-]*)",
 )
@@ -84,6 +89,11 @@ def context_probes() -> list[Probe]:
     probes += [Probe(f"{CONTEXT}:version", _pattern(p)) for p in _VERSION_PATTERNS]
     probes += [Probe(f"{CONTEXT}:setting", _pattern(p, a)) for p, a in _SETTING_PATTERNS]
     probes += [Probe(f"{CONTEXT}:gpu", _pattern(p)) for p in _GPU_PATTERNS]
+    probes.append(Probe(f"{CONTEXT}:dump", _pattern(_DUMP_LEAF, ("': ", '": '))))
+    probes.append(Probe(f"{CONTEXT}:world", _pattern(_WORLD, ("world_size", "world size"))))
+    probes.append(
+        Probe(f"{CONTEXT}:launch", _pattern(_LAUNCH, ("python", "torchrun", "accelerate launch", "deepspeed")))
+    )
     return probes
 
 
@@ -102,6 +112,14 @@ class JobContext:
     versions: dict[str, str] = field(default_factory=dict)
     settings: dict[str, str] = field(default_factory=dict)
     gpus: dict[str, int] = field(default_factory=dict)
+    #: Leaf keys of printed config dumps (`'free_cache_engine': True`), used when the full key is absent.
+    dumped: dict[str, str] = field(default_factory=dict)
+    world_size: int | None = None
+    #: The command line that launched the job, when the log shows it.
+    command: str | None = None
+    #: framework -> version ranges whose flag spellings the log itself uses (OpenRLHF renamed its
+    #: flags in 0.10.2, so `--zero_stage` in a command line dates the job without a version banner).
+    eras: dict[str, set[str]] = field(default_factory=dict)
 
     def observe(self, hit: Hit) -> None:
         """Record what one context probe found."""
@@ -124,6 +142,17 @@ class JobContext:
         elif kind == "gpu":
             gpu = hit.match.group("gpu")
             self.gpus[gpu] = self.gpus.get(gpu, 0) + 1
+        elif kind == "dump":
+            if len(self.dumped) < MAX_SETTINGS:
+                self.dumped.setdefault(hit.match.group("key"), hit.match.group("value").strip().strip("'\""))
+        elif kind == "launch":
+            if self.command is None:
+                self.command = hit.match.group("cmd")[:500]
+                # A launch line's flags are settings too.
+                for key, value in _CLI_FLAG.findall(self.command) + _HYDRA.findall(self.command):
+                    self.settings.setdefault(key, value.strip("'\","))
+        elif kind == "world":
+            self.world_size = max(self.world_size or 0, int(hit.match.group("world")))
 
     @property
     def framework(self) -> str | None:
@@ -143,11 +172,21 @@ class JobContext:
             found.insert(1, "verl")
         return found
 
+    def infer_eras(self, flags: Iterable[tuple[str, str, str]]) -> None:
+        """Record which versioned flag spellings (framework, versions, key) the log uses."""
+        self.eras = {}
+        for framework, versions, key in flags:
+            if framework not in self.versions and key in self.settings:
+                self.eras.setdefault(framework, set()).add(versions)
+
     def setting(self, key: str) -> str | None:
         """The value of a flag or override as the log shows it, trying `--a.b` and `--a_b` forms."""
         for candidate in _spellings(key):
             if candidate in self.settings:
                 return self.settings[candidate]
+        leaf = key.lstrip("+-").rsplit(".", 1)[-1]
+        if "." in key and leaf in self.dumped:
+            return self.dumped[leaf]
         return None
 
     def to_dict(self) -> dict[str, Any]:
@@ -156,12 +195,15 @@ class JobContext:
             "frameworks": self.active_frameworks(),
             "versions": dict(sorted(self.versions.items())),
             "gpus": dict(sorted(self.gpus.items())),
+            "world_size": self.world_size,
+            "command": self.command,
             "settings": dict(sorted(self.settings.items())),
+            "config_dump": dict(sorted(self.dumped.items())),
         }
 
     @property
     def empty(self) -> bool:
-        return not (self.frameworks or self.versions or self.settings or self.gpus)
+        return not (self.frameworks or self.versions or self.settings or self.gpus or self.dumped)
 
 
 def _canonical(name: str) -> str:

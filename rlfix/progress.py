@@ -46,7 +46,18 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
             ".backward(",
         ),
     ),
-    ("checkpoint-save", ("save_checkpoint", "Saving checkpoint", "save_pretrained", "save_model", "torch.save")),
+    (
+        "checkpoint-save",
+        (
+            "save_checkpoint",
+            "Saving checkpoint",
+            "saving checkpoint",
+            "Saving model",
+            "save_pretrained",
+            "save_model",
+            "torch.save",
+        ),
+    ),
     ("evaluation", ("Running evaluation", "_validate", "evaluation_loop", "run_validation")),
 )
 _STEP = r"(?i)\b(?:global_step|step|iteration)(?:\s*[:=]\s*|\s+)(?P<step>\d{1,9})\b"
@@ -80,6 +91,15 @@ class ProgressTracker:
         stage = hit.probe.owner.split(":", 1)[1]
         if not self._stages or self._stages[-1][1] != stage:
             self._stages.append((seq, stage))
+
+    @staticmethod
+    def stage_named_in(texts: list[str]) -> str | None:
+        """A stage named by the failing lines themselves (Ray names the task it killed)."""
+        for text in texts:
+            for stage, markers in STAGES:
+                if any(m in text for m in markers):
+                    return stage
+        return None
 
     def stage_at(self, seq: int) -> str | None:
         """The last stage marker seen before position `seq`."""

@@ -45,7 +45,13 @@ def choose_remedies(sig: Signature, context: JobContext) -> tuple[Remedy, ...]:
             applies = True
         elif flag.framework in frameworks:
             version = context.framework_version(flag.framework)
-            applies = version is None or version_in(version, flag.versions)
+            eras = context.eras.get(flag.framework)
+            if version is not None:
+                applies = version_in(version, flag.versions)
+            elif eras and flag.versions is not None:
+                applies = flag.versions in eras
+            else:
+                applies = True
         else:
             applies = False
         current = None
@@ -60,6 +66,8 @@ def choose_remedies(sig: Signature, context: JobContext) -> tuple[Remedy, ...]:
             reason = f"{flag.key}: {current} -> {suggested}"
         elif current is not None and suggested is None:
             reason = f"{flag.key} is {current} in this job"
+        elif flag.form is FlagForm.COMMAND and context.command and not context.command.startswith(flag.key.split()[0]):
+            reason = f"this job was started with `{context.command[:120]}`"
         remedies.append(Remedy(flag=flag, applies=applies, current=current, reason=reason))
 
     def order(r: Remedy) -> tuple[int, int]:

@@ -151,7 +151,7 @@ def _where_line(report: Report) -> str:
     first = ins.get("first_failure")
     if isinstance(first, dict):
         place = ", ".join(f"{k} {first[k]}" for k in ("rank", "worker", "node") if first.get(k) is not None)
-        parts.append(f"first on {place}" if place else f"first at {first['source']}:{first['line']}")
+        parts.append(f"first seen on {place}" if place else f"first at {first['source']}:{first['line']}")
     collateral = ins.get("collateral") or []
     if collateral:
         shown = ", ".join(list(collateral)[:6]) + (", ..." if len(collateral) > 6 else "")

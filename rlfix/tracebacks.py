@@ -73,8 +73,14 @@ class TracebackTracker:
         tb = self._open.get(key)
         if tb is None or not 0 <= line.number - tb.started <= WINDOW:
             return None
-        del self._open[key]
-        return describe_exception(line.message, tb.frames[-1] if tb.frames else None)
+        described = describe_exception(line.message, tb.frames[-1] if tb.frames else None)
+        if "RayTaskError" in line.message or "RayActorError" in line.message:
+            # Ray prints the remote worker's frames right after its wrapper line, with no new
+            # header: keep the traceback open so the real exception below finds its frame.
+            self._open[key] = _Open(line.number)
+        else:
+            del self._open[key]
+        return described
 
 
 def describe_exception(message: str, frame: tuple[str, str, str] | None) -> dict[str, str]:

@@ -41,6 +41,13 @@ Alert = Callable[[Evidence, str], None]
 
 
 @lru_cache(maxsize=8)
+def _versioned_flags(kb: KnowledgeBase) -> tuple[tuple[str, str, str], ...]:
+    return tuple(
+        (f.framework, f.versions, f.key) for sig in kb for f in sig.remediation.flags if f.versions is not None
+    )
+
+
+@lru_cache(maxsize=8)
 def _matcher(kb: KnowledgeBase, engine: str) -> Matcher:
     observers = context_probes() + traceback_probes() + progress_probes() + unknown_probes()
     return Matcher.for_knowledge(kb, observers, engine=engine)
@@ -241,6 +248,7 @@ class Triage:
         if self._feed_lines:
             sources.append(SourceStats(self._feed_source, self._feed_lines, self._feed_bytes))
         tallies, discounted = self._without_baseline()
+        self.context.infer_eras(_versioned_flags(self.kb))
         diagnoses = list(rank(tallies, self.kb, self.context))
         diagnoses = [self._with_quantities(self._explain_exception(d)) for d in diagnoses]
         if not diagnoses and self._unknown.crashed:
@@ -307,7 +315,8 @@ class Triage:
         top = next((d for d in diagnoses if d.kind is Kind.ROOT), diagnoses[0] if diagnoses else None)
         if top is not None:
             at = top.first.order
-            out["stage"] = self._progress.stage_at(at)
+            named = self._progress.stage_named_in([e.text for e in top.evidence])
+            out["stage"] = named or self._progress.stage_at(at)
             out["last_step"] = self._progress.step_at(at)
             first = top.first
             out["first_failure"] = {

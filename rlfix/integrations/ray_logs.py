@@ -1,0 +1,229 @@
+"""Ray session logs: which file carries which signal, and how to feed them to a `Triage`.
+
+Ray writes one folder per session (`/tmp/ray/session_*/logs`, `session_latest` pointing at the
+newest). Most of its files are healthy chatter (dashboard modules, metrics, the log monitor);
+the failures live in a few of them, listed in `RULES` with the signal each one carries. Files
+are read as streams, never whole, and a file larger than `MAX_FILE_BYTES` is read at its head
+and its tail only. This module does not import Ray: it works on a copied folder too.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from rlfix.errors import InputError
+from rlfix.read import Input, Problem, expand
+from rlfix.triage import Triage
+
+#: A file above this size is read at its head (a quarter) and its tail (the rest) only.
+MAX_FILE_BYTES = 256 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Files matching `pattern` (a glob on the file name) carry `signal`; lower `order` is read first."""
+
+    pattern: str
+    kind: str
+    signal: str
+    order: int
+    scan: bool = True
+
+
+#: Read in this order: the files that name a root cause (the raylet's memory monitor, worker
+#: stderr) before the driver, whose RayTaskError / ActorDiedError usually only repeats them.
+RULES: tuple[Rule, ...] = (
+    Rule("raylet.out", "raylet", "memory-monitor kills, worker deaths, infeasible leases", 0),
+    Rule("raylet.err", "raylet", "raylet crashes", 0),
+    Rule("gcs_server.out", "gcs", "worker exits with exit_type / exit_detail, node deaths", 1),
+    Rule("gcs_server.err", "gcs", "GCS crashes", 1),
+    Rule("monitor.log", "autoscaler", "unschedulable resource requests (autoscaler)", 1),
+    Rule("monitor.out", "autoscaler", "autoscaler output", 1),
+    Rule("monitor.err", "autoscaler", "autoscaler errors", 1),
+    Rule("worker-*.err", "worker", "task and actor stderr: tracebacks, CUDA / NCCL errors", 2),
+    Rule("worker-*.out", "worker", "task and actor stdout", 3),
+    Rule("job-driver-*.log", "driver", "a submitted job's driver: RayTaskError, ActorDiedError, OutOfMemoryError", 4),
+    Rule("python-core-driver-*.log", "core-driver", "the driver's core-worker: lost objects, owner deaths", 5),
+    Rule("python-core-worker-*.log", "core-worker", "core-worker C++ log: lost objects, crashes", 5),
+    Rule("runtime_env_setup-*.log", "runtime-env", "runtime environment setup failures", 5),
+    Rule("raylet.*", "raylet", "rotated raylet log", 6),
+    Rule("gcs_server.*", "gcs", "rotated GCS log", 6),
+    # Healthy chatter, or copies of what the files above already say.
+    Rule("dashboard*", "dashboard", "dashboard modules (HTTP and metrics chatter)", 9, scan=False),
+    Rule("log_monitor*", "log-monitor", "the process that tails the other logs", 9, scan=False),
+    Rule("runtime_env_agent*", "runtime-env", "runtime-env agent chatter", 9, scan=False),
+    Rule("ray_client_server*", "client", "Ray Client server", 9, scan=False),
+    Rule("debug_state*", "debug", "periodic state dumps", 9, scan=False),
+    Rule("*.pid", "pid", "pid files", 9, scan=False),
+    Rule("*", "other", "other Ray log", 8),
+)
+
+#: Sub-folders of `logs/` that hold binary profiles or event copies of the text logs.
+SKIP_DIRS = frozenset({"events", "export_events", "nsight", "profiles", "rocprof_sys"})
+
+_WORKER_FILE = re.compile(r"^worker-([0-9a-f]+)-([0-9a-f]+)-(\d+)\.(?:out|err)$")
+_DRIVER_FILE = re.compile(r"^job-driver-(.+)\.log$")
+
+
+@dataclass(frozen=True)
+class LogFile:
+    """One file of a session's logs folder and what rlfix expects to find in it."""
+
+    path: Path
+    rule: Rule
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
+def classify(name: str) -> Rule:
+    """The rule for a log file name (the last rule matches anything)."""
+    for rule in RULES:
+        if fnmatch.fnmatchcase(name, rule.pattern):
+            return rule
+    return RULES[-1]
+
+
+def belongs_to_job(name: str, job_id: str | None = None, submission_id: str | None = None) -> bool:
+    """Whether a per-job file (worker or driver log) is one of this job's; shared files always are.
+
+    Worker logs are named `worker-<worker id>-<job id hex>-<pid>`, driver logs
+    `job-driver-<submission id>.log`; core-worker logs carry no job id and are left out when a
+    job is named, because on a long-lived cluster most of them belong to other jobs.
+    """
+    if job_id is None and submission_id is None:
+        return True
+    m = _WORKER_FILE.match(name)
+    if m:
+        return job_id is None or m.group(2) == job_id
+    m = _DRIVER_FILE.match(name)
+    if m:
+        return submission_id is None or m.group(1) == submission_id
+    return not name.startswith(("python-core-worker-", "python-core-driver-"))
+
+
+def default_logs_dir() -> Path:
+    """The current session's logs folder: `$RAY_TMPDIR/ray/session_latest/logs` (default /tmp)."""
+    root = Path(os.environ.get("RAY_TMPDIR") or tempfile.gettempdir()) / "ray"
+    return root / "session_latest" / "logs"
+
+
+def resolve_logs_dir(directory: str | os.PathLike[str] | None) -> Path:
+    """Accept a logs folder, a session folder, or a Ray temp root (`/tmp/ray`); return the logs folder."""
+    path = Path(directory) if directory is not None else default_logs_dir()
+    for candidate in (path, path / "logs", path / "session_latest" / "logs"):
+        if candidate.is_dir() and (candidate.name == "logs" or any(candidate.glob("raylet*"))):
+            return candidate
+    if not path.exists():
+        hint = " (is a Ray cluster running on this machine? pass the logs folder)" if directory is None else ""
+        raise InputError(f"{path}: no such directory{hint}")
+    raise InputError(f"{path}: not a Ray session logs folder (no raylet.out or logs/ found)")
+
+
+def session_log_files(
+    directory: str | os.PathLike[str], *, job_id: str | None = None, submission_id: str | None = None
+) -> list[LogFile]:
+    """Every file of a logs folder (recursively, `old/` included), in reading order, with its rule."""
+    root = Path(directory)
+    found: list[LogFile] = []
+    for base, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+        for name in files:
+            if belongs_to_job(name, job_id, submission_id):
+                found.append(LogFile(Path(base) / name, classify(name)))
+    # Within one kind, live files before rotated or moved ones (`old/`), then by name: stable output.
+    found.sort(key=lambda f: (f.rule.order, f.path.parent != root, f.name, str(f.path)))
+    return found
+
+
+class _HeadTail:
+    """A read-only stream over the first `head` and the last `tail` bytes of a file."""
+
+    def __init__(self, raw: BinaryIO, size: int, head: int, tail: int) -> None:
+        self._raw = raw
+        self._head_left = head
+        self._tail_at = size - tail
+        self._in_tail = False
+
+    def read(self, n: int = -1) -> bytes:
+        if not self._in_tail:
+            if self._head_left > 0:
+                chunk = self._raw.read(min(n if n > 0 else self._head_left, self._head_left))
+                self._head_left -= len(chunk)
+                if chunk:
+                    return chunk
+            self._raw.seek(self._tail_at)
+            self._in_tail = True
+            # Start the tail on a line boundary, and keep the two parts apart.
+            self._raw.readline()
+            return b"\n"
+        return self._raw.read(n)
+
+
+def feed_log_file(triage: Triage, log: LogFile, source: str, max_bytes: int = MAX_FILE_BYTES) -> None:
+    """Stream one file into `triage` under `source`; huge files are read at head and tail only."""
+    for item in expand([log.path]):
+        if isinstance(item, Problem):
+            if not item.skipped:
+                triage.add_error(f"{source}: {item.message}")
+            return
+        _feed_bounded(triage, item, source, max_bytes)
+
+
+def _feed_bounded(triage: Triage, item: Input, source: str, max_bytes: int) -> None:
+    assert item.path is not None
+    try:
+        size = item.path.stat().st_size
+        stream = item.open()
+    except OSError as exc:
+        triage.add_error(f"{source}: {exc.strerror or exc}")
+        return
+    try:
+        is_plain = hasattr(stream, "seek") and not hasattr(stream, "fileobj")
+        if size > max_bytes and is_plain:
+            head = max_bytes // 4
+            name = f"{source} (first {head >> 20} MiB and last {(max_bytes - head) >> 20} MiB of {size >> 20} MiB)"
+            triage.feed_stream(_HeadTail(stream, size, head, max_bytes - head), name)  # type: ignore[arg-type]
+        else:
+            triage.feed_stream(stream, source)
+    except (OSError, EOFError) as exc:
+        triage.add_error(f"{source}: read failed: {exc}")
+    finally:
+        stream.close()
+
+
+def feed_session_logs(
+    triage: Triage,
+    directory: str | os.PathLike[str],
+    *,
+    prefix: str = "",
+    job_id: str | None = None,
+    submission_id: str | None = None,
+    max_bytes: int = MAX_FILE_BYTES,
+) -> list[LogFile]:
+    """Feed the signal-carrying files of a logs folder to `triage`; return the files read.
+
+    Sources are named by their path relative to the folder, after `prefix` (e.g. `10.0.0.3:`).
+    """
+    root = Path(directory)
+    read: list[LogFile] = []
+    for log in session_log_files(root, job_id=job_id, submission_id=submission_id):
+        if not log.rule.scan:
+            continue
+        feed_log_file(triage, log, prefix + str(log.path.relative_to(root)), max_bytes)
+        read.append(log)
+    return read
+
+
+def describe_rules(rules: Sequence[Rule] = RULES) -> Iterator[str]:
+    """One line per rule: pattern, whether it is read, and the signal it carries (for docs and --help)."""
+    for rule in rules:
+        yield f"{rule.pattern:26} {'read' if rule.scan else 'skipped':8} {rule.signal}"

@@ -1,0 +1,310 @@
+"""Ray's state API and dashboard log API, turned into lines a `Triage` can read.
+
+Dead workers (`exit_type`, `exit_detail`), dead actors (`death_cause`) and dead nodes are
+written as one line each in the words Ray itself uses in `gcs_server.out` and in
+`ActorDiedError`, so the same signatures match them; the source of each is named
+`ray-state:worker <id>`, `ray-state:actor <id>` or `ray-state:node <id>`. Intentional exits
+(`INTENDED_*`, `ray.kill`, an owner that finished normally) and Ray's own job supervisors are
+left out: they are not failures.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import urllib.parse
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from rlfix.errors import InputError
+from rlfix.integrations.ray_logs import belongs_to_job, classify
+from rlfix.triage import Triage
+
+#: Records read per state-API list call (dead workers, dead actors).
+MAX_RECORDS = 500
+#: Lines taken from the end of each node log fetched over HTTP.
+MAX_REMOTE_LINES = 200_000
+#: Seconds a state or log request may take.
+TIMEOUT = 30
+
+_INTENDED = ("INTENDED_USER_EXIT", "INTENDED_SYSTEM_EXIT")
+_SUPERVISOR_NAMESPACE = "SUPERVISOR_ACTOR_RAY_NAMESPACE"
+
+
+def need_ray() -> Any:
+    """Import Ray, or raise a one-line error saying how to install it."""
+    try:
+        import ray
+    except ImportError as exc:
+        raise InputError("the Ray integration needs Ray: pip install 'rlfix[ray]'") from exc
+    return ray
+
+
+def dashboard_url(address: str | None) -> str:
+    """The dashboard (Jobs and state API) URL for an address: `http://…`, a GCS `host:port`, `auto` or None.
+
+    With None, `RAY_API_SERVER_ADDRESS` or `RAY_ADDRESS` is used, then the local cluster.
+    """
+    address = address or os.environ.get("RAY_API_SERVER_ADDRESS") or os.environ.get("RAY_ADDRESS")
+    if address and address.startswith(("http://", "https://")):
+        return address.rstrip("/")
+    need_ray()
+    from ray.dashboard.utils import ray_address_to_api_server_url
+
+    if address and address != "auto":
+        host, _, port = address.rpartition(":")
+        if not port.isdigit() or not reachable(host or "127.0.0.1", int(port)):
+            raise InputError(f"cannot reach a Ray cluster at {address}")
+    try:
+        return str(ray_address_to_api_server_url(address)).rstrip("/")
+    except (ConnectionError, ValueError, RuntimeError) as exc:
+        where = address or "this machine"
+        raise InputError(f"cannot find a Ray cluster at {where}: {str(exc).splitlines()[0]}") from exc
+
+
+def reachable(host: str, port: int, timeout: float = 1.0) -> bool:
+    """Whether something accepts TCP connections at host:port (a cheap test before Ray retries for minutes)."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def _auth_headers() -> dict[str, str]:
+    try:
+        from ray._private.authentication.http_token_authentication import get_auth_headers_if_auth_enabled
+    except ImportError:
+        return {}
+    return dict(get_auth_headers_if_auth_enabled({}))
+
+
+def _field(record: Any, name: str) -> Any:
+    if isinstance(record, Mapping):
+        return record.get(name)
+    return getattr(record, name, None)
+
+
+# --- state records -> lines --------------------------------------------------------------
+
+
+def worker_lines(
+    address: str, *, since_ms: int | None = None, until_ms: int | None = None
+) -> Iterator[tuple[str, str]]:
+    """(source, line) for each worker that exited unintentionally, optionally within a time window."""
+    from ray.util.state import list_workers
+
+    workers = list_workers(
+        address=address,
+        filters=[("is_alive", "=", False)],
+        detail=True,
+        limit=MAX_RECORDS,
+        timeout=TIMEOUT,
+        raise_on_missing_output=False,
+    )
+    for w in workers:
+        exit_type = str(_field(w, "exit_type") or "")
+        if not exit_type or exit_type in _INTENDED:
+            continue
+        end = _field(w, "end_time_ms") or 0
+        if since_ms is not None and end and end < since_ms:
+            continue
+        if until_ms is not None and end and end > until_ms:
+            continue
+        wid, nid, ip, pid = (_field(w, k) for k in ("worker_id", "node_id", "ip", "pid"))
+        detail = str(_field(w, "exit_detail") or "")
+        first, *rest = detail.splitlines() or [""]
+        source = f"ray-state:worker {wid}"
+        yield (
+            source,
+            f"({str(_field(w, 'worker_type') or 'worker').lower()} pid={pid}, ip={ip}) Reporting worker exit, "
+            f"worker id = {wid}, node id = {nid}, address = {ip}, exit_type = {exit_type}, exit_detail = {first}",
+        )
+        for line in rest:
+            yield source, line
+
+
+def actor_lines(address: str, *, job_id: str | None = None) -> Iterator[tuple[str, str]]:
+    """(source, line) for each actor that died of something other than an intended exit."""
+    from ray.util.state import list_actors
+
+    filters: list[tuple[str, str, str]] = [("state", "=", "DEAD")]
+    if job_id:
+        filters.append(("job_id", "=", job_id))
+    actors = list_actors(
+        address=address, filters=filters, detail=True, limit=MAX_RECORDS, timeout=TIMEOUT, raise_on_missing_output=False
+    )
+    for a in actors:
+        if _field(a, "ray_namespace") == _SUPERVISOR_NAMESPACE:
+            continue
+        cause = _field(a, "death_cause") or {}
+        messages = list(_cause_messages(cause))
+        reasons = {str(r) for r in _cause_values(cause, "reason")}
+        if not messages or "RAY_KILL" in reasons or any(t in m for m in messages for t in _INTENDED):
+            continue
+        name = _field(a, "class_name") or "actor"
+        pid = _field(a, "pid")
+        ip = next(iter(_cause_values(cause, "node_ip_address")), None)
+        prefix = f"({name} pid={pid}" + (f", ip={ip}" if ip else "") + ") "
+        source = f"ray-state:actor {_field(a, 'actor_id')}"
+        for message in messages:
+            for line in message.splitlines():
+                if line.strip():
+                    yield source, prefix + line
+
+
+def node_lines(address: str) -> Iterator[tuple[str, str]]:
+    """(source, line) for each dead node, with Ray's reason."""
+    from ray.util.state import list_nodes
+
+    nodes = list_nodes(
+        address=address,
+        filters=[("state", "=", "DEAD")],
+        detail=True,
+        limit=MAX_RECORDS,
+        timeout=TIMEOUT,
+        raise_on_missing_output=False,
+    )
+    for n in nodes:
+        nid, ip = _field(n, "node_id"), _field(n, "node_ip")
+        reason = _field(n, "state_message") or "no reason recorded"
+        yield f"ray-state:node {nid}", f"(raylet, ip={ip}) The node with node id: {nid} and address: {ip} is dead: {reason}"
+
+
+def _cause_messages(cause: Any) -> Iterator[str]:
+    """The human-readable texts inside a `death_cause` dict, whatever its shape across versions."""
+    keys = ("error_message", "formatted_exception_string")
+    if isinstance(cause, Mapping):
+        for key, value in cause.items():
+            if key in keys and isinstance(value, str) and value.strip():
+                yield value
+            elif isinstance(value, Mapping):
+                yield from _cause_messages(value)
+
+
+def _cause_values(cause: Any, key: str) -> Iterator[Any]:
+    if isinstance(cause, Mapping):
+        for k, value in cause.items():
+            if k == key and value:
+                yield value
+            elif isinstance(value, Mapping):
+                yield from _cause_values(value, key)
+
+
+def feed_state(
+    triage: Triage,
+    address: str,
+    *,
+    job_id: str | None = None,
+    since_ms: int | None = None,
+    until_ms: int | None = None,
+) -> None:
+    """Feed dead workers, actors and nodes from the state API; a failing call is noted, not raised."""
+    calls: list[tuple[str, Callable[[], Iterator[tuple[str, str]]]]] = [
+        ("actors", lambda: actor_lines(address, job_id=job_id)),
+        ("workers", lambda: worker_lines(address, since_ms=since_ms, until_ms=until_ms)),
+        ("nodes", lambda: node_lines(address)),
+    ]
+    for what, call in calls:
+        try:
+            for source, line in call():
+                triage.feed(line, source)
+        except Exception as exc:  # the state API is alpha: its failure must not hide the log evidence
+            triage.add_error(f"ray state API ({what}) at {address}: {_one_line(exc)}")
+
+
+# --- node logs over the dashboard's HTTP API ---------------------------------------------
+
+
+class _Chunks:
+    """A binary stream over an iterator of byte chunks (for `Triage.feed_stream`)."""
+
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        self._chunks = chunks
+
+    def read(self, n: int = -1) -> bytes:
+        for chunk in self._chunks:
+            if chunk:
+                return chunk
+        return b""
+
+
+def alive_nodes(address: str) -> list[tuple[str, str]]:
+    """(node id, node ip) of every alive node."""
+    from ray.util.state import list_nodes
+
+    nodes = list_nodes(address=address, filters=[("state", "=", "ALIVE")], timeout=TIMEOUT, limit=MAX_RECORDS)
+    return sorted((str(_field(n, "node_id")), str(_field(n, "node_ip"))) for n in nodes)
+
+
+def list_node_logs(address: str, node_id: str) -> list[str]:
+    """File names (relative to the node's logs folder) the dashboard can serve for a node."""
+    import requests
+
+    query = urllib.parse.urlencode({"node_id": node_id, "glob": "*", "timeout": TIMEOUT})
+    resp = requests.get(f"{address}/api/v0/logs?{query}", headers=_auth_headers(), timeout=TIMEOUT)
+    resp.raise_for_status()
+    body = resp.json()
+    if body.get("result") is False:
+        raise RuntimeError(body.get("msg", "log listing failed"))
+    groups: Mapping[str, list[str]] = body["data"]["result"]
+    return sorted({name for names in groups.values() for name in names})
+
+
+def feed_node_log(triage: Triage, address: str, node_id: str, filename: str, source: str) -> None:
+    """Stream one node log (its last `MAX_REMOTE_LINES` lines) from the dashboard into `triage`."""
+    import requests
+
+    query = urllib.parse.urlencode(
+        {"node_id": node_id, "filename": filename, "lines": MAX_REMOTE_LINES, "timeout": TIMEOUT}
+    )
+    with requests.get(
+        f"{address}/api/v0/logs/file?{query}", headers=_auth_headers(), stream=True, timeout=TIMEOUT
+    ) as resp:
+        if resp.status_code != 200:
+            raise RuntimeError(f"HTTP {resp.status_code}: {resp.text[:200]}")
+        triage.feed_stream(_Chunks(resp.iter_content(chunk_size=1 << 20)), source)  # type: ignore[arg-type]
+
+
+def feed_cluster_logs(
+    triage: Triage, address: str, *, job_id: str | None = None, submission_id: str | None = None
+) -> None:
+    """Feed each alive node's signal-carrying logs (this job's only, when named) via the dashboard.
+
+    Driver logs are left out: the Jobs API already gave the driver's output.
+    """
+    try:
+        nodes = alive_nodes(address)
+    except Exception as exc:
+        triage.add_error(f"ray state API (nodes) at {address}: {_one_line(exc)}")
+        return
+    for node_id, ip in nodes:
+        try:
+            names = list_node_logs(address, node_id)
+        except Exception as exc:
+            triage.add_error(f"ray logs of node {ip}: {_one_line(exc)}")
+            continue
+        chosen = []
+        for name in names:
+            base = name.rsplit("/", 1)[-1]
+            rule = classify(base)
+            if not rule.scan or rule.kind in ("driver", "other") or not belongs_to_job(base, job_id, submission_id):
+                continue
+            chosen.append((rule.order, name))
+        for _, name in sorted(chosen):
+            try:
+                feed_node_log(triage, address, node_id, name, f"{ip}:{name}")
+            except Exception as exc:
+                triage.add_error(f"ray log {ip}:{name}: {_one_line(exc)}")
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    first = text[0] if text else type(exc).__name__
+    try:
+        # The state API wraps server errors as JSON text; show the message only.
+        first = str(json.loads(first).get("msg", first))
+    except (ValueError, AttributeError):
+        pass
+    return first[:300]
