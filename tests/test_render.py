@@ -45,9 +45,11 @@ def test_json_contract(report: rlfix.Report) -> None:
 
 def test_flags_follow_the_framework_in_the_log(report: rlfix.Report) -> None:
     text = report.render("text")
-    assert "--vllm.enforce_eager" in text and "--enforce_eager" in text
+    # The command line spells flags the >=0.10.2 way, so the pre-0.10.2 spelling is not offered.
+    assert "--vllm.enforce_eager" in text and "$ --enforce_eager" not in text
     assert "actor_rollout_ref" not in text  # verl's flag is for another framework
-    assert "actor_rollout_ref" in report.render("text", all_flags=True)
+    everything = report.render("text", all_flags=True)
+    assert "actor_rollout_ref" in everything and "$ --enforce_eager" in everything
     remedy = next(r for r in report.top.remedies if r.flag.value == "--vllm.enforce_eager")  # type: ignore[union-attr]
     assert remedy.current == "False"
 
