@@ -21,6 +21,8 @@ _REPEATED = re.compile(r"\s*\[repeated (\d+)x across cluster\]\s*$")
 _TIMESTAMP = re.compile(
     r"\[?(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\]?(?:\s+|\t|$)"
 )
+# Kernel log prefixes: `[  446.560738] ` (dmesg) and `[Thu Aug 21 02:20:57 2025] ` (dmesg -T).
+_KERNEL_TIME = re.compile(r"\[\s*(\d+\.\d{3,9}|\w{3} \w{3} [ \d]\d \d{2}:\d{2}:\d{2} \d{4})\]\s?")
 _TORCHRUN = re.compile(r"\[(default|rank)(\d{1,5})\]:\s?")
 _RAY = re.compile(r"\(([A-Za-z_][\w.:\-]{0,80})?((?:,?\s*(?:[a-z_]+=[^\s,()]{1,80}|\+[\d.hms]{1,20}))*)\)\s")
 _RAY_FIELD = re.compile(r"([a-z_]+)=([^\s,()]+)")
@@ -54,6 +56,14 @@ class _Fields:
 
 def _timestamp(text: str, f: _Fields) -> int:
     m = _TIMESTAMP.match(text)
+    if not m:
+        return 0
+    f.timestamp = f.timestamp or m.group(1)
+    return m.end()
+
+
+def _kernel_time(text: str, f: _Fields) -> int:
+    m = _KERNEL_TIME.match(text)
     if not m:
         return 0
     f.timestamp = f.timestamp or m.group(1)
@@ -128,7 +138,7 @@ def _bracketed(text: str, f: _Fields) -> int:
     return 0
 
 
-_RULES: tuple[Callable[[str, _Fields], int], ...] = (_timestamp, _torchrun, _ray, _vllm, _glog, _bracketed)
+_RULES: tuple[Callable[[str, _Fields], int], ...] = (_timestamp, _kernel_time, _torchrun, _ray, _vllm, _glog, _bracketed)
 
 
 def clean(raw: str) -> str:
