@@ -56,6 +56,9 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
             "save_pretrained",
             "save_model",
             "torch.save",
+            # Frames of torch.save / safetensors save in a failing traceback.
+            ", in save",
+            ", in _save",
         ),
     ),
     ("evaluation", ("Running evaluation", "_validate", "evaluation_loop", "run_validation")),
