@@ -109,17 +109,14 @@ def check_claims(kb: KnowledgeBase, matcher: Matcher) -> Iterable[LintIssue]:
 
 
 def _adversarial(pattern: str, anchors: Sequence[str]) -> list[str]:
-    """Strings that make a backtracking pattern explode: long runs of what it accepts, no ending."""
+    """Strings that make a backtracking pattern explode: long runs of what it accepts, then a misfit."""
     alphabet = "".join(sorted({c for c in pattern if c in string.printable and c not in "\\()[]{}?*+|^$."}))
     n = ADVERSARIAL_LENGTH
-    out = ["a" * n, " " * n, "0" * n, "a " * (n // 2), ("a" * 30 + " ") * (n // 31)]
+    runs = ["a" * n, " " * n, "0" * n, "a " * (n // 2), ("a" * 30 + " ") * (n // 31)]
     if alphabet:
-        out.append((alphabet * (n // len(alphabet) + 1))[:n])
-    for anchor in anchors[:2]:
-        out.append(anchor + " " * n + "!")
-        out.append((anchor + " ") * (n // (len(anchor) + 1)))
-        out.append(anchor + "a" * n)
-    return out
+        runs.append((alphabet * (n // len(alphabet) + 1))[:n])
+    heads = ["", *anchors[:2]]
+    return [head + run + end for head in heads for run in runs for end in ("", "!")]
 
 
 def check_backtracking(kb: KnowledgeBase, _m: Matcher) -> Iterable[LintIssue]:

@@ -44,7 +44,7 @@ SLOTS = 480
 
 # SVG geometry, in viewBox units.
 _W = 1000
-_LABEL_W = 168
+_LABEL_W = 236
 _PAD_R = 16
 _TOP = 30
 _LANE_H = 22
@@ -203,7 +203,8 @@ def _times(points: Sequence[tuple[str, Evidence]]) -> list[float] | None:
 def _lane_key(e: Evidence) -> tuple[int, int, str]:
     """Ranks first (numerically), then workers and nodes, then sources."""
     if e.rank is not None:
-        return (0, e.rank, f"rank {e.rank}")
+        # Ray actor groups number their ranks separately: rank 1 of two groups is two lanes.
+        return (0, e.rank, e.where if e.worker else f"rank {e.rank}")
     if e.where:
         return (1, 0, e.where)
     return (2, 0, e.source.rsplit("/", 1)[-1] or e.source)
@@ -370,7 +371,7 @@ def timeline_svg(report: Report, layout: TimelineLayout) -> str:
         cls = "first-lane" if lane.first else ("stripe" if i % 2 else "")
         if cls:
             out.append(f'<rect class="{cls}" x="0" y="{y}" width="{_W}" height="{_LANE_H}"/>')
-        label = lane.label if len(lane.label) <= 26 else lane.label[:25] + "…"
+        label = lane.label if len(lane.label) <= 34 else lane.label[:33] + "…"
         text_cls = "lane-label first-label" if lane.first else "lane-label"
         prefix = "▶ " if lane.first else ""
         out.append(
