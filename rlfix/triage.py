@@ -189,7 +189,7 @@ class Triage:
             if m:
                 value = m.group(name) if name in m.groupdict() else m.group(1)
                 if value is not None:
-                    values[name] = value
+                    values.setdefault(name, value)
         evidence = self._evidence(hit, self._order, values)
         if len(self._timeline) < MAX_TIMELINE:
             self._timeline.append((owner, evidence))
