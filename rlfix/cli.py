@@ -80,7 +80,7 @@ def cli() -> None:
 @click.option("--no-redact", is_flag=True, help="Quote evidence without masking tokens and passwords.")
 @click.option("--engine", type=click.Choice(["auto", "hyperscan", "python"]), default="auto", show_default=True)
 @click.option("-v", "--verbose", is_flag=True, help="Show more evidence lines per finding.")
-@click.option("--follow", is_flag=True, help="Follow one growing FILE (tail -f); alert on each root cause as it appears.")
+@click.option("--follow", is_flag=True, help="Follow one growing FILE (tail -f); alert when a root cause appears.")
 @click.option(
     "--idle-exit",
     type=click.FloatRange(min=0),

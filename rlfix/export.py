@@ -19,9 +19,13 @@ from typing import Any
 
 import regex
 
-from rlfix.anchors import _sre, _sre_parse
+from rlfix import anchors
 from rlfix.kb import KnowledgeBase
 from rlfix.model import Pattern
+
+# The stdlib regex parser and its opcodes (private modules; rlfix.anchors picks them per version).
+_sre: Any = anchors.__dict__["_sre"]
+_sre_parse: Any = anchors.__dict__["_sre_parse"]
 
 DIALECTS = ("ere", "python")
 
@@ -82,7 +86,7 @@ def regex_to_ere(source: str, ignore_case: bool = False) -> str:
         raise Inexact("a newline cannot appear in a grep pattern file")
     try:
         parsed = _sre_parse.parse(source)
-    except Exception as exc:  # noqa: BLE001 - syntax only the `regex` module knows
+    except Exception as exc:  # syntax only the `regex` module knows, or limits of the parser
         raise Inexact(str(exc)) from exc
     caseless = ignore_case or bool(parsed.state.flags & _sre.SRE_FLAG_IGNORECASE)
     text = _Translator().seq(list(parsed), caseless, at_start=True, at_end=True)

@@ -145,8 +145,10 @@ def follow(
                     feeder.discard()
                     continue
                 if change == "replaced":
-                    for rest in iter(lambda: fh.read(READ_SIZE), b""):
+                    rest = fh.read(READ_SIZE)
+                    while rest:
                         feeder.push(rest)
+                        rest = fh.read(READ_SIZE)
                     feeder.flush()
                     fh.close()
                     fh = _open(Path(name))

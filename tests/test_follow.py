@@ -161,8 +161,9 @@ def test_cli_follow_ctrl_c_prints_report(tmp_path: Path) -> None:
 
 
 def test_cli_follow_errors_are_one_line(tmp_path: Path) -> None:
-    missing = subprocess.run([*RLFIX, "diagnose", "--follow", str(tmp_path / "nope.log")], capture_output=True,
-                             text=True, timeout=60)
+    missing = subprocess.run(
+        [*RLFIX, "diagnose", "--follow", str(tmp_path / "nope.log")], capture_output=True, text=True, timeout=60
+    )
     assert missing.returncode == 2
     assert len(missing.stderr.splitlines()) == 1
     two = subprocess.run([*RLFIX, "diagnose", "--follow", "a", "b"], capture_output=True, text=True, timeout=60)

@@ -23,7 +23,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import FrameType
 from typing import IO
@@ -159,10 +159,8 @@ def _forward_signals(child: subprocess.Popen[bytes]) -> Iterator[None]:
     def forward(signum: int, _frame: FrameType | None) -> None:
         if signum == signal.SIGINT and _terminal_sent_it():
             return
-        try:
+        with suppress(ProcessLookupError):  # the command has just exited
             child.send_signal(signum)
-        except ProcessLookupError:  # pragma: no cover - the command has just exited
-            pass
 
     previous = {}
     for name in FORWARDED:
@@ -182,4 +180,3 @@ def _terminal_sent_it() -> bool:
         return os.tcgetpgrp(sys.stdin.fileno()) == os.getpgrp()
     except (OSError, ValueError, AttributeError):
         return False
-
