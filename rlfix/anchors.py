@@ -80,6 +80,20 @@ def _required(items: Any) -> tuple[str, ...] | None:
     return _best(options)
 
 
+def parse(pattern: str) -> tuple[Any, str | None]:
+    """Parse with the stdlib parser: (tree, None), or (None, error) for syntax it does not know."""
+    try:
+        return _sre_parse.parse(pattern), None
+    except (re.error, OverflowError, RecursionError) as exc:
+        return None, str(exc)
+
+
+def capture_groups(pattern: str) -> int | None:
+    """Number of capturing groups, or None when the stdlib parser cannot read the pattern."""
+    tree, _error = parse(pattern)
+    return None if tree is None else int(tree.state.groups) - 1
+
+
 def derive_anchors(pattern: str) -> tuple[tuple[str, ...], bool]:
     """Literals one of which every match of `pattern` contains, and whether they are caseless.
 
@@ -87,9 +101,8 @@ def derive_anchors(pattern: str) -> tuple[tuple[str, ...], bool]:
     (the caller then needs an explicit anchor). Patterns the stdlib parser cannot read
     (syntax only the `regex` module knows) also give an empty tuple.
     """
-    try:
-        parsed = _sre_parse.parse(pattern)
-    except (re.error, OverflowError, RecursionError):
+    parsed, _error = parse(pattern)
+    if parsed is None:
         return (), False
     caseless = bool(parsed.state.flags & re.IGNORECASE)
     found = _required(list(parsed))

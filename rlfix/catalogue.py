@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
 from rlfix.kb import KnowledgeBase
 from rlfix.model import Flag
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 HEADER = (
     "# Failure catalogue\n\n"
@@ -43,7 +46,8 @@ def render_catalogue(kb: KnowledgeBase) -> str:
             for framework, flags in by_framework.items():
                 out.append(f"- {framework}: " + "; ".join(_flag(f) for f in flags))
         out += ["", "**Looks like**", "", "```text"]
-        out += list(sig.examples.match[:3])
+        # Escape codes (Ray's colours) are shown, not interpreted, so the page reads the same anywhere.
+        out += [_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", line) for line in sig.examples.match[:3]]
         out += ["```"]
         if sig.references:
             out += ["", "**References:** " + ", ".join(f"<{r}>" for r in sig.references)]

@@ -15,46 +15,51 @@ import regex
 from rlfix.anchors import derive_anchors
 from rlfix.errors import Location
 from rlfix.match import Hit, Probe
-from rlfix.model import Pattern
+from rlfix.model import LazyRegex, Pattern
 
 CONTEXT = "@context"
 
 # Frameworks are named by what their own code prints or by how they are launched.
-_FRAMEWORK_PATTERNS: tuple[tuple[str, str], ...] = (
-    ("openrlhf", r"(?i)\bopenrlhf\b"),
-    ("simplerl", r"(?i)\b(?:simplerl|simple_rl)"),
-    ("verl", r"\bverl[./](?:trainer|workers|single_controller|utils|models)\b"),
-    ("verl", r"(?:^|\s)\+?actor_rollout_ref\.[\w.]+="),
-    ("trl", r"\btrl[./](?:trainer|scripts|models|extras)\b"),
-    ("trl", r"\b(?:GRPOTrainer|GRPOConfig|PPOTrainer|RLOOTrainer|DPOTrainer)\b"),
-    ("deepspeed", r"(?i)\bdeepspeed\b"),
-    ("vllm", r"(?i)\bvllm\b"),
-    ("ray", r"\bray[./](?:_private|util|exceptions|worker|remote_function|actor)\b"),
-    ("ray", r"(?:^|\s)(?:raylet|RayTaskError|RayActorError|ActorDiedError|ray start|ray job)\b"),
-    ("pytorch", r"\btorch[./](?:distributed|nn|cuda|autograd|utils)\b"),
-    ("pytorch", r"\btorchrun\b"),
+# (name, regex, anchors): anchors are explicit where the derived literal would be a common word.
+_FRAMEWORK_PATTERNS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("openrlhf", r"(?i)\bopenrlhf\b", ()),
+    ("simplerl", r"(?i)\bsimple_?rl\b", ("simplerl", "simple_rl")),
+    ("verl", r"\bverl[./](?:trainer|workers|single_controller|utils|models)\b", ("verl.", "verl/")),
+    ("verl", r"(?:^|\s)\+?actor_rollout_ref\.[\w.]+=", ()),
+    ("trl", r"\btrl[./](?:trainer|scripts|models|extras)\b", ("trl.", "trl/")),
+    ("trl", r"\b(?:GRPOTrainer|GRPOConfig|PPOTrainer|RLOOTrainer|DPOTrainer)\b", ()),
+    ("deepspeed", r"(?i)\bdeepspeed\b", ()),
+    ("vllm", r"(?i)\bvllm\b", ()),
+    ("ray", r"\bray[./](?:_private|util|exceptions|worker|remote_function|actor)\b", ("ray.", "ray/")),
+    ("ray", r"(?:^|\s)(?:raylet|RayTaskError|RayActorError|ActorDiedError|ray start|ray job)\b", ()),
+    ("pytorch", r"\btorch[./](?:distributed|nn|cuda|autograd|utils)\b", ("torch.", "torch/")),
+    ("pytorch", r"\btorchrun\b", ()),
 )
 
-# `name==1.2.3` (pip freeze), `vllm 0.7.2` in `pip list`, and the banners frameworks print.
-_VERSION_PATTERNS: tuple[str, ...] = (
-    r"(?i)\b(?P<name>vllm|torch|ray|deepspeed|transformers|trl|openrlhf|verl|accelerate|flash[-_]attn|nccl)"
-    r"==(?P<version>\d+\.\d+(?:\.\d+)?(?:[.+-]?(?:post|rc|dev|a|b)\d*)?)",
-    r"Initializing an? (?:V\d )?LLM engine \(v(?P<vllm>\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)\)",
-    r"vLLM API server version (?P<vllm>\d+\.\d+(?:\.\d+)?)",
-    r"DeepSpeed info: version=(?P<deepspeed>\d+\.\d+(?:\.\d+)?)",
-    r"NCCL version (?P<nccl>\d+\.\d+\.\d+)",
-    r"(?i)^(?P<name>vllm|torch|ray|deepspeed|transformers|trl|openrlhf|verl|accelerate)\s+(?P<version>\d+\.\d+\.\d+\S*)\s*$",
+_VERSIONED = ("vllm", "torch", "ray", "deepspeed", "transformers", "trl", "openrlhf", "verl", "accelerate")
+# `name==1.2.3` (pip freeze) and the banners frameworks print.
+_VERSION_PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        r"(?i)\b(?P<name>vllm|torch|ray|deepspeed|transformers|trl|openrlhf|verl|accelerate|flash[-_]attn)"
+        r"==(?P<version>\d+\.\d+(?:\.\d+)?(?:[.+-]?(?:post|rc|dev|a|b)\d*)?)",
+        tuple(f"{name}==" for name in (*_VERSIONED, "flash-attn", "flash_attn")),
+    ),
+    (r"Initializing an? (?:V\d )?LLM engine \(v(?P<vllm>\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)\)", ()),
+    (r"vLLM API server version (?P<vllm>\d+\.\d+(?:\.\d+)?)", ()),
+    (r"DeepSpeed info: version=(?P<deepspeed>\d+\.\d+(?:\.\d+)?)", ()),
+    (r"NCCL version (?P<nccl>\d+\.\d+\.\d+)", ()),
 )
 
 # Settings from command lines (`--flag value`, `--flag=value`) and Hydra overrides (`a.b.c=v`).
 _CLI_FLAG = regex.compile(r"(?:^|\s)(--[A-Za-z][\w.\-]*)(?:=|\s+)(?!--)([^\s\\]+)")
 _HYDRA = regex.compile(r"(?:^|\s)\+{0,2}((?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*)=([^\s\\]+)")
+_HYDRA_ROOTS = ("actor_rollout_ref", "critic", "data", "trainer", "algorithm", "reward_model", "ray_kwargs", "ray_init")
 _SETTING_PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # "--" alone would make every "-----" table rule a candidate line; "--" plus a letter does not.
     (r"(?i)(?:^|\s)--[a-z][\w.\-]*(?:=|\s+)[^\s\\-]", tuple(f"--{c}" for c in "abcdefghijklmnopqrstuvwxyz")),
     (
-        r"(?:^|\s)\+{0,2}(?:actor_rollout_ref|critic|data|trainer|algorithm|reward_model|ray_kwargs|ray_init)\.[\w.]+=",
-        (),
+        r"(?:^|\s)\+{0,2}(?:" + "|".join(_HYDRA_ROOTS) + r")\.[\w.]+=",
+        tuple(f"{root}." for root in _HYDRA_ROOTS),
     ),
 )
 # One key of a printed config dict (verl pprints its whole config, one key a line).
@@ -62,14 +67,16 @@ _DUMP_LEAF = r"^['\"](?P<key>[A-Za-z_]\w*)['\"]: (?P<value>[^{}\[\],]+?),?$"
 # How the job was launched: the first command line that starts a Python process or a launcher.
 _LAUNCH = r"^(?:[$#+>] )?(?P<cmd>(?:python3?|torchrun|accelerate launch|deepspeed|ray job submit)\s.{1,2000})$"
 _WORLD = r"(?i)\bworld[_ ]size\s*[=:]\s*(?P<world>\d+)"
-_GPU_PATTERNS: tuple[str, ...] = (
-    r"(?P<gpu>NVIDIA (?:A100|H100|H800|H20|A800|A10G?|L40S?|L4|V100|RTX \w+|GeForce \w+ \w+)[\w-]*)",
-)
+_GPU = r"(?P<gpu>NVIDIA (?:A100|H100|H800|H20|A800|A10G?|L40S?|L4|V100|RTX \w+|GeForce \w+ \w+)[\w-]*)"
+
+#: Candidate lines each context probe may examine per log. Job context is printed near the start
+#: (banners, command lines, config dumps); past this many lines a probe stops costing anything.
+CONTEXT_LINES = 20_000
 
 
 def _pattern(source: str, anchors: tuple[str, ...] = ()) -> Pattern:
     derived, caseless = derive_anchors(source)
-    anchors = anchors or derived
+    anchors = tuple(a.lower() for a in anchors) if anchors and caseless else anchors or derived
     if not anchors:
         raise ValueError(f"context pattern without an anchor literal: {source!r}")
     flags = regex.IGNORECASE if caseless else 0
@@ -78,22 +85,25 @@ def _pattern(source: str, anchors: tuple[str, ...] = ()) -> Pattern:
         literal=False,
         anchors=anchors,
         ignore_case=caseless,
-        compiled=regex.compile(source, flags),
+        compiled=LazyRegex(source, flags),
         location=Location("rlfix/context.py"),
     )
 
 
+def _probe(kind: str, source: str, anchors: tuple[str, ...] = (), max_hits: int | None = None) -> Probe:
+    return Probe(f"{CONTEXT}:{kind}", _pattern(source, anchors), max_hits=max_hits, max_lines=CONTEXT_LINES)
+
+
 def context_probes() -> list[Probe]:
     """Observer probes that feed a `JobContext`."""
-    probes = [Probe(f"{CONTEXT}:framework:{name}", _pattern(p)) for name, p in _FRAMEWORK_PATTERNS]
-    probes += [Probe(f"{CONTEXT}:version", _pattern(p)) for p in _VERSION_PATTERNS]
-    probes += [Probe(f"{CONTEXT}:setting", _pattern(p, a)) for p, a in _SETTING_PATTERNS]
-    probes += [Probe(f"{CONTEXT}:gpu", _pattern(p)) for p in _GPU_PATTERNS]
-    probes.append(Probe(f"{CONTEXT}:dump", _pattern(_DUMP_LEAF, ("': ", '": '))))
-    probes.append(Probe(f"{CONTEXT}:world", _pattern(_WORLD, ("world_size", "world size"))))
-    probes.append(
-        Probe(f"{CONTEXT}:launch", _pattern(_LAUNCH, ("python", "torchrun", "accelerate launch", "deepspeed")))
-    )
+    # A framework is known after a few sightings; the rest of the log need not be examined for it.
+    probes = [_probe(f"framework:{name}", p, a, max_hits=3) for name, p, a in _FRAMEWORK_PATTERNS]
+    probes += [_probe("version", p, a) for p, a in _VERSION_PATTERNS]
+    probes += [_probe("setting", p, a) for p, a in _SETTING_PATTERNS]
+    probes.append(_probe("gpu", _GPU, max_hits=64))
+    probes.append(_probe("dump", _DUMP_LEAF, ("': ", '": ')))
+    probes.append(_probe("world", _WORLD, ("world_size", "world size"), max_hits=16))
+    probes.append(_probe("launch", _LAUNCH, ("python", "torchrun", "accelerate launch", "deepspeed"), max_hits=1))
     return probes
 
 

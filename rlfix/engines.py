@@ -15,11 +15,11 @@ ENGINE_ENV = "RLFIX_ENGINE"
 
 
 class Prefilter(Protocol):
-    """Reports (end offset, anchor index) for every occurrence of every anchor in a block."""
+    """Reports (end offset, anchor index) for every occurrence of every anchor in `block[:end]`."""
 
     name: str
 
-    def scan(self, block: bytes) -> list[tuple[int, int]]: ...
+    def scan(self, block: bytes | bytearray, end: int) -> list[tuple[int, int]]: ...
 
 
 class PythonPrefilter:
@@ -31,19 +31,19 @@ class PythonPrefilter:
         self._exact = [(i, a) for i, (a, caseless) in enumerate(anchors) if not caseless]
         self._caseless = [(i, a.lower()) for i, (a, caseless) in enumerate(anchors) if caseless]
 
-    def scan(self, block: bytes) -> list[tuple[int, int]]:
+    def scan(self, block: bytes | bytearray, end: int) -> list[tuple[int, int]]:
         hits: list[tuple[int, int]] = []
         for groups, haystack in ((self._exact, block), (self._caseless, None)):
             if not groups:
                 continue
-            text = haystack if haystack is not None else block.lower()
+            text = haystack if haystack is not None else block[:end].lower()
             for index, needle in groups:
                 find = text.find
-                pos = find(needle)
+                pos = find(needle, 0, end)
                 while pos >= 0:
-                    end = pos + len(needle)
-                    hits.append((end, index))
-                    pos = find(needle, end)
+                    stop = pos + len(needle)
+                    hits.append((stop, index))
+                    pos = find(needle, stop, end)
         return hits
 
 
@@ -74,8 +74,8 @@ class HyperscanPrefilter:
         )
         self._scratch = hyperscan.Scratch(self._db)
 
-    def scan(self, block: bytes) -> list[tuple[int, int]]:
-        if self._empty or not block:
+    def scan(self, block: bytes | bytearray, end: int) -> list[tuple[int, int]]:
+        if self._empty or not end:
             return []
         hits: list[tuple[int, int]] = []
         append = hits.append
@@ -83,7 +83,8 @@ class HyperscanPrefilter:
         def on_match(anchor: int, _start: int, end: int, _flags: int, _ctx: Any) -> None:
             append((end, anchor))
 
-        self._db.scan(block, match_event_handler=on_match, scratch=self._scratch)
+        view = memoryview(block)[:end] if end < len(block) else block
+        self._db.scan(view, match_event_handler=on_match, scratch=self._scratch)
         return hits
 
 

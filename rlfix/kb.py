@@ -13,7 +13,8 @@ from typing import Any
 import regex
 import yaml
 
-from rlfix.anchors import MIN_ANCHOR, derive_anchors
+from rlfix.anchors import MIN_ANCHOR, capture_groups, derive_anchors
+from rlfix.anchors import parse as parse_regex
 from rlfix.errors import KnowledgeError, Location, Problem
 from rlfix.model import (
     FRAMEWORKS,
@@ -21,6 +22,7 @@ from rlfix.model import (
     Flag,
     FlagForm,
     Kind,
+    LazyRegex,
     Pattern,
     Remediation,
     Severity,
@@ -67,8 +69,8 @@ class _MarkedList(list):  # type: ignore[type-arg]
     marks: list[Any]
 
 
-class _MarkingLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, recording line marks and rejecting duplicate keys."""
+class _MarkingLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """PyYAML's safe loader (its C parser when built), recording line marks and rejecting duplicate keys."""
 
     def __init__(self, stream: Any) -> None:
         super().__init__(stream)
@@ -213,12 +215,15 @@ class _Checker:
             location=_loc(self.file, getattr(node, "mark", None)),
         )
 
-    def compile(self, source: str, ignore_case: bool, mark: Any, path: str) -> regex.Pattern[str] | None:
-        try:
-            return regex.compile(source, regex.V0 | (regex.IGNORECASE if ignore_case else 0))
-        except regex.error as exc:
-            self.problem(mark, path, f"invalid regex: {exc}")
-            return None
+    def compile(self, source: str, ignore_case: bool, mark: Any, path: str, literal: bool = False) -> LazyRegex | None:
+        """Check the syntax now (the stdlib parser is quick), compile with `regex` on first use."""
+        if not literal and parse_regex(source)[0] is None:
+            try:  # syntax only the `regex` module knows
+                regex.compile(source)
+            except regex.error as exc:
+                self.problem(mark, path, f"invalid regex: {exc}")
+                return None
+        return LazyRegex(source, regex.V0 | (regex.IGNORECASE if ignore_case else 0))
 
     def patterns(self, node: Mapping[str, Any], path: str) -> tuple[Pattern, ...]:
         items = node.get("patterns")
@@ -241,7 +246,7 @@ class _Checker:
                 self.problem(mark, ppath, "pattern must be a non-empty string")
                 continue
             ignore_case = bool(item.get("ignore_case", False))
-            compiled = self.compile(regex.escape(source) if literal else source, ignore_case, mark, ppath)
+            compiled = self.compile(regex.escape(source) if literal else source, ignore_case, mark, ppath, literal)
             if compiled is None:
                 continue
             anchor = item.get("anchor")
@@ -287,7 +292,7 @@ class _Checker:
             )
         return tuple(out)
 
-    def extract(self, node: Mapping[str, Any], path: str) -> tuple[tuple[str, regex.Pattern[str]], ...]:
+    def extract(self, node: Mapping[str, Any], path: str) -> tuple[tuple[str, LazyRegex], ...]:
         items = node.get("extract")
         if items is None:
             return ()
@@ -303,7 +308,10 @@ class _Checker:
             compiled = self.compile(source, False, mark, f"{path}.extract.{name}")
             if compiled is None:
                 continue
-            if compiled.groups < 1:
+            groups = capture_groups(source)
+            if groups is None:
+                groups = regex.compile(source).groups
+            if groups < 1:
                 self.problem(mark, f"{path}.extract.{name}", "needs a capturing group")
                 continue
             out.append((str(name), compiled))
@@ -466,7 +474,7 @@ def parse_signature_file(text: str, file: str) -> tuple[list[Signature], list[Pr
 def parse_taxonomy(text: str, file: str) -> tuple[list[TaxonomyEntry], list[Problem]]:
     """Parse the taxonomy of ids rlfix promises to name."""
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         return [], [Problem(_loc(file, getattr(exc, "problem_mark", None)), "", "invalid YAML")]
     entries = []

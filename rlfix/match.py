@@ -34,22 +34,60 @@ REGEX_TIMEOUT = 0.05
 
 @dataclass(frozen=True)
 class Probe:
-    """A pattern owned by a signature (`owner` = its id) or by an observer (`@context`, ...)."""
+    """A pattern owned by a signature (`owner` = its id) or by an observer (`@context`, ...).
+
+    Observers that only need a few sightings (which framework is this?) set `max_hits`, and those
+    whose anchors can be common set `max_lines`, the candidate lines they may examine per scan:
+    after that they stop costing anything, so a log's size never multiplies their cost.
+    """
 
     owner: str
     pattern: Pattern
+    max_hits: int | None = None
+    max_lines: int | None = None
 
 
 @dataclass(frozen=True)
 class Hit:
-    """One probe matched one line."""
+    """One probe matched one line; `offset` is where the line starts in the current block (-1: none)."""
 
     probe: Probe
     line: Line
     match: regex.Match[str]
+    offset: int = -1
 
 
 Sink = Callable[[Hit], None]
+#: Called with (buffer, end) before a block's lines are matched; valid only during that call's block.
+BlockHook = Callable[[bytearray | bytes, int], None]
+
+
+class Budget:
+    """Per-scan allowance of the limited observer probes (a Matcher is shared; budgets are not)."""
+
+    def __init__(self, probes: Sequence[Probe]) -> None:
+        self._hits = {i: p.max_hits for i, p in enumerate(probes) if p.max_hits is not None}
+        self._lines = {i: p.max_lines for i, p in enumerate(probes) if p.max_lines is not None}
+        self.dead: set[int] = set()
+
+    def examine(self, index: int) -> bool:
+        """Whether probe `index` may look at one more line (and count that it did)."""
+        if index in self.dead:
+            return False
+        left = self._lines.get(index)
+        if left is not None:
+            if left <= 0:
+                self.dead.add(index)
+                return False
+            self._lines[index] = left - 1
+        return True
+
+    def hit(self, index: int) -> None:
+        left = self._hits.get(index)
+        if left is not None:
+            self._hits[index] = left - 1
+            if left <= 1:
+                self.dead.add(index)
 
 
 class Matcher:
@@ -90,40 +128,83 @@ class Matcher:
 
     # --- streams -------------------------------------------------------------------
 
-    def scan_stream(self, stream: BinaryIO, source: str, sink: Sink, first_line: int = 1) -> tuple[int, int]:
-        """Scan a binary stream block by block. Returns (lines, bytes) read."""
+    def budget(self) -> Budget:
+        """A fresh allowance for one scan (one Triage)."""
+        return Budget(self.probes)
+
+    def scan_stream(
+        self,
+        stream: BinaryIO,
+        source: str,
+        sink: Sink,
+        first_line: int = 1,
+        budget: Budget | None = None,
+        on_block: BlockHook | None = None,
+    ) -> tuple[int, int]:
+        """Scan a binary stream block by block. Returns (lines, bytes) read.
+
+        Two buffers are read into alternately (no copy of a block is ever made), so while one
+        block is matched the previous one is still intact: `on_block(buffer, end)` lets a caller
+        look back at the text before a hit. Memory is two blocks plus one overlong line.
+        """
+        size = BLOCK_SIZE + MAX_LINE + OVERLAP
+        buffers = (bytearray(size), bytearray(size))
+        readinto = getattr(stream, "readinto", None)
+        which = 0
         carry = b""
         line_no = first_line
         total = 0
         while True:
-            chunk = stream.read(BLOCK_SIZE)
-            if not chunk:
+            buf = buffers[which]
+            have = len(carry)
+            buf[:have] = carry
+            if readinto is not None:
+                got = readinto(memoryview(buf)[have : have + BLOCK_SIZE])
+            else:
+                chunk = stream.read(BLOCK_SIZE)
+                got = len(chunk)
+                buf[have : have + got] = chunk
+            if not got:
                 break
-            total += len(chunk)
-            buf = carry + chunk if carry else chunk
-            cut = buf.rfind(b"\n")
+            total += got
+            end = have + got
+            cut = buf.rfind(b"\n", 0, end)
             if cut < 0:
-                if len(buf) >= MAX_LINE:
+                if end >= MAX_LINE:
                     # An overlong line: scan what we have, keep a tail in case an anchor straddles.
-                    self.scan_block(buf, line_no, source, sink)
-                    carry = buf[-OVERLAP:]
+                    self.scan_block(buf, line_no, source, sink, budget, on_block, end)
+                    carry = bytes(buf[end - OVERLAP : end])
                 else:
-                    carry = buf
+                    carry = bytes(buf[:end])
+                which = 1 - which
                 continue
-            block, carry = buf[: cut + 1], buf[cut + 1 :]
-            self.scan_block(block, line_no, source, sink)
-            line_no += block.count(b"\n")
+            self.scan_block(buf, line_no, source, sink, budget, on_block, cut + 1)
+            line_no += buf.count(b"\n", 0, cut + 1)
+            carry = bytes(buf[cut + 1 : end])
             if len(carry) >= MAX_LINE:
-                self.scan_block(carry, line_no, source, sink)
+                self.scan_block(carry, line_no, source, sink, budget, on_block)
                 carry = carry[-OVERLAP:]
+            which = 1 - which
         if carry:
-            self.scan_block(carry, line_no, source, sink)
+            self.scan_block(carry, line_no, source, sink, budget, on_block)
             line_no += 1
         return line_no - first_line, total
 
-    def scan_block(self, block: bytes, first_line: int, source: str, sink: Sink) -> None:
-        """Match every candidate line of `block`, whose first line has number `first_line`."""
-        hits = self.prefilter.scan(block)
+    def scan_block(
+        self,
+        block: bytes | bytearray,
+        first_line: int,
+        source: str,
+        sink: Sink,
+        budget: Budget | None = None,
+        on_block: BlockHook | None = None,
+        end: int | None = None,
+    ) -> None:
+        """Match every candidate line of `block[:end]`, whose first line has number `first_line`."""
+        end = len(block) if end is None else end
+        if on_block is not None:
+            on_block(block, end)
+        hits = self.prefilter.scan(block, end)
         if not hits:
             return
         hits.sort()
@@ -131,30 +212,44 @@ class Matcher:
         line_no = first_line
         i = 0
         while i < len(hits):
-            end = hits[i][0]
-            start = block.rfind(b"\n", 0, max(end - 1, 0)) + 1
-            stop = block.find(b"\n", end - 1)
+            hit_end = hits[i][0]
+            start = block.rfind(b"\n", 0, max(hit_end - 1, 0)) + 1
+            stop = block.find(b"\n", hit_end - 1, end)
             if stop < 0:
-                stop = len(block)
+                stop = end
             line_no += block.count(b"\n", counted_to, start)
             counted_to = start
             local: list[tuple[int, int]] = []
             while i < len(hits) and hits[i][0] - 1 < stop:
                 local.append((hits[i][0] - start, hits[i][1]))
                 i += 1
-            self._candidate(block[start:stop], local, line_no, source, sink)
+            self._candidate(bytes(block[start:stop]), local, line_no, source, sink, budget, start)
 
-    def scan_line(self, raw: str | bytes, number: int, source: str, sink: Sink) -> None:
+    def scan_line(self, raw: str | bytes, number: int, source: str, sink: Sink, budget: Budget | None = None) -> None:
         """Match one line (used when lines arrive one at a time: follow, run, `Triage.feed`)."""
         data = raw.encode("utf-8", "surrogateescape") if isinstance(raw, str) else raw
         data = data.rstrip(b"\n")
-        hits = self.prefilter.scan(data)
+        hits = self.prefilter.scan(data, len(data))
         if hits:
-            self._candidate(data, sorted(hits), number, source, sink)
+            self._candidate(data, sorted(hits), number, source, sink, budget, -1)
 
     # --- one candidate line ----------------------------------------------------------
 
-    def _candidate(self, data: bytes, hits: list[tuple[int, int]], number: int, source: str, sink: Sink) -> None:
+    def _candidate(
+        self,
+        data: bytes,
+        hits: list[tuple[int, int]],
+        number: int,
+        source: str,
+        sink: Sink,
+        budget: Budget | None,
+        offset: int,
+    ) -> None:
+        if budget is not None and budget.dead:
+            # Decoding is the expensive part: skip lines whose every probe has had its say.
+            hits = [h for h in hits if any(i not in budget.dead for i in self._probes_of_anchor[h[1]])]
+            if not hits:
+                return
         for seg_start, seg_end in _segments(data, hits):
             anchors = {a for end, a in hits if seg_start < end <= seg_end}
             if not anchors:
@@ -163,9 +258,9 @@ class Matcher:
             line = normalize(raw, source, number)
             if not line.message and not line.text:
                 continue
-            self._verify(line, anchors, sink)
+            self._verify(line, anchors, sink, budget, offset)
 
-    def _verify(self, line: Line, anchors: set[int], sink: Sink) -> None:
+    def _verify(self, line: Line, anchors: set[int], sink: Sink, budget: Budget | None, offset: int) -> None:
         seen_owners: set[str] = set()
         found: list[Hit] = []
         for anchor in sorted(anchors):
@@ -173,12 +268,16 @@ class Matcher:
                 probe = self.probes[index]
                 if probe.owner in seen_owners:
                     continue
+                if budget is not None and not budget.examine(index):
+                    continue
                 m = probe.pattern.search(line.message, self.timeout)
                 if m is None and line.text != line.message:
                     m = probe.pattern.search(line.text, self.timeout)
                 if m is not None:
                     seen_owners.add(probe.owner)
-                    found.append(Hit(probe, line, m))
+                    found.append(Hit(probe, line, m, offset))
+                    if budget is not None:
+                        budget.hit(index)
         # The fallback only speaks for lines no other signature explains.
         specific = any(not h.probe.owner.startswith("@") and h.probe.owner not in self._fallbacks for h in found)
         for hit in found:

@@ -57,6 +57,40 @@ FRAMEWORKS = (
 )
 
 
+class LazyRegex:
+    """A `regex` pattern compiled on first use.
+
+    Most patterns never meet a candidate line in a given log, and compiling all of them up front
+    was most of rlfix's start-up time.
+    """
+
+    __slots__ = ("_compiled", "flags", "pattern")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.pattern = pattern
+        self.flags = flags
+        self._compiled: regex.Pattern[str] | None = None
+
+    def get(self) -> regex.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = regex.compile(self.pattern, self.flags)
+        return self._compiled
+
+    def search(self, text: str, timeout: float | None = None) -> regex.Match[str] | None:
+        return self.get().search(text, timeout=timeout)
+
+    @property
+    def groups(self) -> int:
+        return self.get().groups
+
+    @property
+    def groupindex(self) -> Mapping[str, int]:
+        return self.get().groupindex
+
+    def __repr__(self) -> str:
+        return f"LazyRegex({self.pattern!r})"
+
+
 @dataclass(frozen=True)
 class Pattern:
     """One way a signature shows in a line; `anchors` are literals every match contains."""
@@ -65,7 +99,7 @@ class Pattern:
     literal: bool
     anchors: tuple[str, ...]
     ignore_case: bool
-    compiled: regex.Pattern[str] = field(compare=False, repr=False)
+    compiled: LazyRegex = field(compare=False, repr=False)
     location: Location = field(compare=False, repr=False)
 
     def search(self, text: str, timeout: float) -> regex.Match[str] | None:
@@ -153,7 +187,7 @@ class Signature:
     summary: str
     patterns: tuple[Pattern, ...]
     confidence: float
-    extract: tuple[tuple[str, regex.Pattern[str]], ...] = field(default=(), compare=False)
+    extract: tuple[tuple[str, LazyRegex], ...] = field(default=(), compare=False)
     explains: tuple[str, ...] = ()
     supersedes: tuple[str, ...] = ()
     fallback: bool = False

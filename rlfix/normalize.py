@@ -138,7 +138,15 @@ def _bracketed(text: str, f: _Fields) -> int:
     return 0
 
 
-_RULES: tuple[Callable[[str, _Fields], int], ...] = (_timestamp, _kernel_time, _torchrun, _ray, _vllm, _glog, _bracketed)
+_RULES: tuple[Callable[[str, _Fields], int], ...] = (
+    _timestamp,
+    _kernel_time,
+    _torchrun,
+    _ray,
+    _vllm,
+    _glog,
+    _bracketed,
+)
 
 
 def clean(raw: str) -> str:

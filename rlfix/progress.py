@@ -2,15 +2,7 @@
 
 from __future__ import annotations
 
-from collections import deque
-
-import regex
-
-from rlfix.context import _pattern
-from rlfix.match import Hit, Probe
-
-STAGE = "@stage"
-STEP = "@step"
+import re
 
 # Markers are names that frameworks print or that appear in the frames of a failing traceback.
 STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -63,61 +55,48 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("evaluation", ("Running evaluation", "_validate", "evaluation_loop", "run_validation")),
 )
-_STEP = r"(?i)\b(?:global_step|step|iteration)(?:\s*[:=]\s*|\s+)(?P<step>\d{1,9})\b"
-
-#: Markers remembered; consecutive repeats of one stage count once.
-MAX_MARKERS = 10_000
-
-
-def progress_probes() -> list[Probe]:
-    probes = [
-        Probe(f"{STAGE}:{name}", _pattern("(?:" + "|".join(regex.escape(m) for m in markers) + ")", markers))
-        for name, markers in STAGES
-    ]
-    probes.append(Probe(STEP, _pattern(_STEP, ("step", "iteration"))))
-    return probes
+_STEP = re.compile(rb"(?i)\b(?:global_step|step|iteration)(?:\s*[:=]\s*|\s+)(\d{1,9})\b")
+_MARKERS = tuple((stage, marker.encode()) for stage, markers in STAGES for marker in markers)
+#: Tails of the look-back window searched for the last step, smallest first (most logs print
+#: a step line every few seconds, so the first tail almost always has one).
+_STEP_TAILS = (64 * 1024, 1024 * 1024)
+_MARKER_TAIL = 1024 * 1024
 
 
-class ProgressTracker:
-    """Stage markers and step numbers in log order, so the state at any moment can be recovered."""
+def snapshot(window: bytes) -> tuple[str | None, int | None]:
+    """The stage and the last step printed in `window`, the text just before a failure.
 
-    def __init__(self) -> None:
-        self._stages: deque[tuple[int, str]] = deque(maxlen=MAX_MARKERS)
-        self._steps: deque[tuple[int, int]] = deque(maxlen=MAX_MARKERS)
+    Looking back from the failure, once, costs nothing per line of the log: markers and step
+    numbers are not tracked while scanning. A step line printed after the last stage marker
+    means the job had moved on to training steps.
+    """
+    stage, at = None, -1
+    # Most failures come right after their stage's marker: search a short tail first.
+    for base in (max(0, len(window) - _MARKER_TAIL), 0):
+        for name, marker in _MARKERS:
+            pos = window.rfind(marker, base)
+            if pos > at:
+                stage, at = name, pos
+        if stage is not None or base == 0:
+            break
+    step, step_at = None, -1
+    for size in (*_STEP_TAILS, len(window)):
+        base = max(0, len(window) - size)
+        found = list(_STEP.finditer(window, base))
+        if found:
+            step, step_at = int(found[-1].group(1)), found[-1].start()
+            break
+        if base == 0:
+            break
+    if step_at > at and stage not in (None, "training"):
+        stage = "training"
+    return stage, step
 
-    def observe(self, hit: Hit, seq: int) -> None:
-        if hit.probe.owner == STEP:
-            step = int(hit.match.group("step"))
-            if not self._steps or self._steps[-1][1] != step:
-                self._steps.append((seq, step))
-            return
-        stage = hit.probe.owner.split(":", 1)[1]
-        if not self._stages or self._stages[-1][1] != stage:
-            self._stages.append((seq, stage))
 
-    @staticmethod
-    def stage_named_in(texts: list[str]) -> str | None:
-        """A stage named by the failing lines themselves (Ray names the task it killed)."""
-        for text in texts:
-            for stage, markers in STAGES:
-                if any(m in text for m in markers):
-                    return stage
-        return None
-
-    def stage_at(self, seq: int) -> str | None:
-        """The last stage marker seen before position `seq`."""
-        found = None
-        for at, stage in self._stages:
-            if at > seq:
-                break
-            found = stage
-        return found
-
-    def step_at(self, seq: int) -> int | None:
-        """The largest step number printed before position `seq`."""
-        best = None
-        for at, step in self._steps:
-            if at > seq:
-                break
-            best = step if best is None else max(best, step)
-        return best
+def stage_named_in(texts: list[str]) -> str | None:
+    """A stage named by the failing lines themselves (Ray names the task it killed)."""
+    for text in texts:
+        for stage, markers in STAGES:
+            if any(m in text for m in markers):
+                return stage
+    return None

@@ -22,6 +22,8 @@ WINDOW = 400
 #: Streams tracked at once (rank x worker x file); the least recently used is forgotten.
 MAX_STREAMS = 512
 
+# Ray's wrapper exceptions: the remote frames and the real exception follow without a new header.
+_RAY_WRAPPER = regex.compile(r"RayTaskError|RayActorError|ActorDiedError|ray\.exceptions\.|creation task")
 _EXCEPTION = regex.compile(
     r"^(?P<cls>(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*)(?:\((?P<inner>[A-Za-z_][\w.]*)\))?(?::\s*(?P<msg>.*))?$"
 )
@@ -74,7 +76,7 @@ class TracebackTracker:
         if tb is None or not 0 <= line.number - tb.started <= WINDOW:
             return None
         described = describe_exception(line.message, tb.frames[-1] if tb.frames else None)
-        if "RayTaskError" in line.message or "RayActorError" in line.message:
+        if _RAY_WRAPPER.search(line.message):
             # Ray prints the remote worker's frames right after its wrapper line, with no new
             # header: keep the traceback open so the real exception below finds its frame.
             self._open[key] = _Open(line.number)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from functools import lru_cache
@@ -14,7 +15,7 @@ from rlfix.errors import InputError
 from rlfix.kb import KnowledgeBase, load_knowledge
 from rlfix.match import Hit, Matcher
 from rlfix.model import Evidence, Kind
-from rlfix.progress import STAGE, STEP, ProgressTracker, progress_probes
+from rlfix.progress import snapshot, stage_named_in
 from rlfix.quantities import describe_quantities
 from rlfix.rank import Tally, rank
 from rlfix.read import Input, Problem, expand
@@ -32,6 +33,10 @@ from rlfix.unknown import (
     unknown_probes,
 )
 
+#: Lines remembered when lines are fed one at a time, to look back from a failure.
+RECENT_LINES = 2000
+#: Bytes before a failure searched for the stage and the last step.
+LOOKBACK = 1024 * 1024
 #: Evidence points kept for the timeline view (the first ones: the cascade starts early).
 MAX_TIMELINE = 5000
 #: Characters of a matched line kept as evidence (centred on the match when the line is longer).
@@ -49,7 +54,7 @@ def _versioned_flags(kb: KnowledgeBase) -> tuple[tuple[str, str, str], ...]:
 
 @lru_cache(maxsize=8)
 def _matcher(kb: KnowledgeBase, engine: str) -> Matcher:
-    observers = context_probes() + traceback_probes() + progress_probes() + unknown_probes()
+    observers = context_probes() + traceback_probes() + unknown_probes()
     return Matcher.for_knowledge(kb, observers, engine=engine)
 
 
@@ -82,7 +87,12 @@ class Triage:
         self.on_new = on_new
         self.baseline = baseline
         self._tracebacks = TracebackTracker()
-        self._progress = ProgressTracker()
+        self._budget = self.matcher.budget()
+        # The last two blocks scanned (or recent lines when fed one by one): what preceded a
+        # failure is read from them once, instead of tracking progress on every line.
+        self._blocks: deque[tuple[bytearray | bytes, int]] = deque(maxlen=2)
+        self._recent: deque[bytes] = deque(maxlen=RECENT_LINES)
+        self._progress: dict[str, tuple[str | None, int | None]] = {}
         self._unknown = UnknownTracker()
         self._tallies: dict[str, Tally] = {}
         self._timeline: list[tuple[str, Evidence]] = []
@@ -103,7 +113,8 @@ class Triage:
         self._feed_lines += 1
         self._feed_bytes += len(line)
         at = self._feed_lines if number is None else number
-        self.matcher.scan_line(line, at, self._feed_source, self._sink)
+        self._recent.append(line if isinstance(line, bytes) else line.encode("utf-8", "surrogateescape"))
+        self.matcher.scan_line(line, at, self._feed_source, self._sink, self._budget)
 
     def feed_lines(self, lines: Iterable[str | bytes], source: str = "<lines>") -> None:
         """Add many lines from one source."""
@@ -113,7 +124,8 @@ class Triage:
     def feed_stream(self, stream: BinaryIO, source: str) -> None:
         """Scan a binary stream in blocks (the fast path for files and pipes)."""
         self._close_feed()
-        lines, size = self.matcher.scan_stream(stream, source, self._sink)
+        self._blocks.clear()
+        lines, size = self.matcher.scan_stream(stream, source, self._sink, budget=self._budget, on_block=self._on_block)
         self._sources.append(SourceStats(source, lines, size))
 
     def feed_text(self, text: str, source: str = "<text>") -> None:
@@ -196,8 +208,25 @@ class Triage:
         tally = self._tallies.get(owner)
         if tally is None:
             tally = self._tallies[owner] = Tally(sig)
+            if sig.kind is Kind.ROOT:
+                self._progress[owner] = snapshot(self._lookback(hit))
         if tally.add(evidence) and self.on_new is not None:
             self.on_new(evidence, owner)
+
+    def _on_block(self, block: bytearray | bytes, end: int) -> None:
+        self._blocks.append((block, end))
+
+    def _lookback(self, hit: Hit) -> bytes:
+        """The text just before a hit: the block so far (and the previous block), or recent lines."""
+        if hit.offset >= 0 and self._blocks:
+            block, _end = self._blocks[-1]
+            current = bytes(block[max(0, hit.offset - LOOKBACK) : hit.offset])
+            need = LOOKBACK - len(current)
+            if need > 0 and len(self._blocks) == 2:
+                previous, prev_end = self._blocks[0]
+                return bytes(previous[max(0, prev_end - need) : prev_end]) + current
+            return current
+        return b"\n".join(list(self._recent)[:-1])
 
     def _observe(self, hit: Hit) -> None:
         owner = hit.probe.owner
@@ -205,8 +234,6 @@ class Triage:
             self.context.observe(hit)
         elif owner.startswith(TRACEBACK):
             self._tracebacks.observe(hit)
-        elif owner.startswith((STAGE, STEP)):
-            self._progress.observe(hit, self._order)
         elif owner in (ERRORLINE, TERMINATION):
             self._unknown.observe(hit, self._evidence(hit, self._order, {}))
 
@@ -314,10 +341,9 @@ class Triage:
         out: dict[str, object] = {}
         top = next((d for d in diagnoses if d.kind is Kind.ROOT), diagnoses[0] if diagnoses else None)
         if top is not None:
-            at = top.first.order
-            named = self._progress.stage_named_in([e.text for e in top.evidence])
-            out["stage"] = named or self._progress.stage_at(at)
-            out["last_step"] = self._progress.step_at(at)
+            stage, step = self._progress.get(top.id, (None, None))
+            out["stage"] = stage_named_in([e.text for e in top.evidence]) or stage
+            out["last_step"] = step
             first = top.first
             out["first_failure"] = {
                 "id": top.id,

@@ -41,8 +41,13 @@ _MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+#: Error-looking lines examined per log for templates (a crash log that prints more is grouped
+#: well enough by its first this-many).
+ERROR_LINES = 100_000
+
+
 def unknown_probes() -> list[Probe]:
-    probes = [Probe(ERRORLINE, _pattern(_ERROR))]
+    probes = [Probe(ERRORLINE, _pattern(_ERROR), max_lines=ERROR_LINES)]
     probes += [Probe(TERMINATION, _pattern(p)) for p in _TERMINATIONS]
     return probes
 

@@ -120,6 +120,12 @@ def start_head(base: Path, *, memory_usage_threshold: float | None = None, timeo
         "--dashboard-host=127.0.0.1",
         f"--dashboard-port={dash}",
         "--include-dashboard=true",
+        # Every port explicit and free: other Ray clusters may run on this machine (default ports clash).
+        f"--dashboard-agent-listen-port={free_port()}",
+        f"--dashboard-agent-grpc-port={free_port()}",
+        f"--metrics-export-port={free_port()}",
+        f"--runtime-env-agent-port={free_port()}",
+        f"--ray-client-server-port={free_port()}",
         "--num-cpus=2",
         "--num-gpus=0",
         f"--temp-dir={temp_dir}",

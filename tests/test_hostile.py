@@ -136,9 +136,9 @@ def test_permission_denied_path(tmp_path: Path) -> None:  # pragma: no cover - C
 def test_huge_line_memory_stays_bounded(tmp_path: Path) -> None:
     big = tmp_path / "one-line.log"
     with big.open("wb") as fh:
-        for _ in range(20):
+        for _ in range(48):
             fh.write(b"token " * (1024 * 1024 // 6))
-        fh.write(b" " + CUDA_LINE.encode())  # 20 MB, no newline, the failure at the very end
+        fh.write(b" " + CUDA_LINE.encode())  # 48 MB, no newline, the failure at the very end
     probe = (
         "import resource, sys, tracemalloc\n"
         "from rlfix.api import diagnose\n"
@@ -151,8 +151,9 @@ def test_huge_line_memory_stays_bounded(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-c", probe, str(big)], capture_output=True, text=True, timeout=120)
     top, peak_mb = result.stdout.split()
     assert top == "cuda-illegal-memory-access"
-    # Reading the line whole would take 20 MB as bytes plus more decoded; blocks keep it to a few MB.
-    assert int(peak_mb) < 16, f"peak traced memory {peak_mb} MB"
+    # Reading the line whole would take 48 MB as bytes plus more decoded; two block buffers, a 1 MB
+    # look-back and a window around the hit keep it well under half of that.
+    assert int(peak_mb) < 20, f"peak traced memory {peak_mb} MB"
 
 
 def test_closed_pipe_exits_quietly(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import re
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import BinaryIO
 
@@ -168,17 +169,65 @@ class _HeadTail:
         return self._raw.read(n)
 
 
-def feed_log_file(triage: Triage, log: LogFile, source: str, max_bytes: int = MAX_FILE_BYTES) -> None:
+#: Kinds of file shared by every job of a cluster: with `since`, their older lines are dropped.
+SHARED_KINDS = frozenset({"raylet", "gcs", "autoscaler"})
+_STAMP = re.compile(rb"^\[?(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})")
+
+
+class Since:
+    """A binary stream passing only lines logged at or after `since` ("YYYY-MM-DD HH:MM:SS", local time).
+
+    Raylet and GCS logs hold every job's history; a job's diagnosis must not blame it for a
+    memory-monitor kill an hour earlier. Lines without a timestamp follow the previous line.
+    """
+
+    def __init__(self, raw: BinaryIO, since: str) -> None:
+        self._raw = raw
+        self._since = since.encode("ascii")
+        self._carry = b""
+        self._keep = False
+
+    def read(self, n: int = -1) -> bytes:
+        while True:
+            chunk = self._raw.read(n if n > 0 else 1 << 20)
+            if not chunk:
+                rest, self._carry = self._carry, b""
+                return self._filter([rest]) if rest else b""
+            lines = (self._carry + chunk).split(b"\n")
+            self._carry = lines.pop()
+            out = self._filter([line + b"\n" for line in lines])
+            if out:
+                return out
+
+    def _filter(self, lines: list[bytes]) -> bytes:
+        kept = []
+        for line in lines:
+            m = _STAMP.match(line)
+            if m:
+                self._keep = m.group(1) >= self._since
+            if self._keep:
+                kept.append(line)
+        return b"".join(kept)
+
+
+def since_text(epoch_seconds: float) -> str:
+    """A timestamp as the node logs write it (local time), for `Since`."""
+    return datetime.fromtimestamp(epoch_seconds).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def feed_log_file(
+    triage: Triage, log: LogFile, source: str, max_bytes: int = MAX_FILE_BYTES, since: str | None = None
+) -> None:
     """Stream one file into `triage` under `source`; huge files are read at head and tail only."""
     for item in expand([log.path]):
         if isinstance(item, Problem):
             if not item.skipped:
                 triage.add_error(f"{source}: {item.message}")
             return
-        _feed_bounded(triage, item, source, max_bytes)
+        _feed_bounded(triage, item, source, max_bytes, since if log.rule.kind in SHARED_KINDS else None)
 
 
-def _feed_bounded(triage: Triage, item: Input, source: str, max_bytes: int) -> None:
+def _feed_bounded(triage: Triage, item: Input, source: str, max_bytes: int, since: str | None) -> None:
     assert item.path is not None
     try:
         size = item.path.stat().st_size
@@ -191,9 +240,10 @@ def _feed_bounded(triage: Triage, item: Input, source: str, max_bytes: int) -> N
         if size > max_bytes and is_plain:
             head = max_bytes // 4
             name = f"{source} (first {head >> 20} MiB and last {(max_bytes - head) >> 20} MiB of {size >> 20} MiB)"
-            triage.feed_stream(_HeadTail(stream, size, head, max_bytes - head), name)  # type: ignore[arg-type]
+            part: BinaryIO = _HeadTail(stream, size, head, max_bytes - head)  # type: ignore[assignment]
+            triage.feed_stream(Since(part, since) if since else part, name)  # type: ignore[arg-type]
         else:
-            triage.feed_stream(stream, source)
+            triage.feed_stream(Since(stream, since) if since else stream, source)  # type: ignore[arg-type]
     except (OSError, EOFError) as exc:
         triage.add_error(f"{source}: read failed: {exc}")
     finally:
@@ -208,17 +258,19 @@ def feed_session_logs(
     job_id: str | None = None,
     submission_id: str | None = None,
     max_bytes: int = MAX_FILE_BYTES,
+    since: str | None = None,
 ) -> list[LogFile]:
     """Feed the signal-carrying files of a logs folder to `triage`; return the files read.
 
     Sources are named by their path relative to the folder, after `prefix` (e.g. `10.0.0.3:`).
+    With `since` (see `since_text`), lines of the cluster-wide logs older than it are skipped.
     """
     root = Path(directory)
     read: list[LogFile] = []
     for log in session_log_files(root, job_id=job_id, submission_id=submission_id):
         if not log.rule.scan:
             continue
-        feed_log_file(triage, log, prefix + str(log.path.relative_to(root)), max_bytes)
+        feed_log_file(triage, log, prefix + str(log.path.relative_to(root)), max_bytes, since)
         read.append(log)
     return read
 

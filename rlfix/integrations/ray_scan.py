@@ -11,17 +11,27 @@ memory on the driver grows with the number of nodes times a small constant.
 from __future__ import annotations
 
 import dataclasses
+import re
 import time
+from collections import deque
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from rlfix.kb import KnowledgeBase
+from rlfix.normalize import normalize
 from rlfix.report import Report
 from rlfix.triage import Triage
 
 #: Evidence lines a node sends back per signature, and in all.
 MAX_LINES_PER_SIGNATURE = 8
 MAX_LINES_PER_NODE = 400
+#: Traceback frames sent with an exception line, the span a traceback may have, and the largest
+#: file re-read to find them.
+FRAMES_KEPT = 3
+MAX_TRACEBACK_SPAN = 400
+MAX_CONTEXT_FILE = 64 * 1024 * 1024
+_FRAME = re.compile(r'^File "[^"]+", line \d+, in ')
 #: Seconds to wait for all scan tasks.
 SCAN_TIMEOUT = 600
 
@@ -61,44 +71,71 @@ def compact(report: Report) -> dict[str, Any]:
     }
 
 
+def traceback_context(path: Path, line_no: int) -> list[tuple[int, str]]:
+    """The `Traceback` header and last frames before `line_no` in a file, verbatim (streamed).
+
+    The fallback diagnosis only counts an exception line that closes a traceback, so a node
+    sends these few lines along with it, and the driver's `Triage` sees the same traceback.
+    """
+    header: tuple[int, str] | None = None
+    frames: deque[tuple[int, str]] = deque(maxlen=FRAMES_KEPT)
+    with path.open("rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            if number >= line_no:
+                break
+            message = normalize(raw.decode("utf-8", "replace")).message
+            if message.startswith("Traceback (most recent call last)"):
+                header, frames = (number, raw.decode("utf-8", "replace").rstrip("\n")[:600]), deque(maxlen=FRAMES_KEPT)
+            elif header is not None and _FRAME.match(message):
+                frames.append((number, raw.decode("utf-8", "replace").rstrip("\n")[:600]))
+    if header is None or line_no - header[0] > MAX_TRACEBACK_SPAN:
+        return []
+    return [header, *frames]
+
+
 def scan_this_node(kb: KnowledgeBase | None) -> dict[str, Any]:
     """Run inside a Ray task: triage this node's session logs and return `compact` evidence."""
     import ray
 
     from rlfix.integrations.ray_logs import feed_session_logs
 
-    node = ray._private.worker.global_worker.node
+    node: Any = ray._private.worker.global_worker.node
     logs_dir = node.get_logs_dir_path()
     triage = Triage(kb)
     feed_session_logs(triage, logs_dir)
     out = compact(triage.report())
+    fallbacks = {sig.id for sig in triage.kb if sig.fallback}
+    for ev in out["lines"]:
+        path = Path(logs_dir) / ev["source"]
+        if ev["sig"] in fallbacks and path.is_file() and path.stat().st_size <= MAX_CONTEXT_FILE:
+            ev["before"] = traceback_context(path, int(ev["line"]))
     out.update(node_id=ray.get_runtime_context().get_node_id(), ip=node.node_ip_address, logs_dir=logs_dir)
     return out
 
 
-def merge_into(triage: Triage, results: list[Mapping[str, Any]], errors: list[str]) -> list[dict[str, Any]]:
-    """Feed every node's compact evidence to `triage` (sources `<ip>:<file>`); return a summary per node."""
-    nodes = []
-    for result in sorted(results, key=lambda r: (str(r["ip"]), str(r["node_id"]))):
-        ip = result["ip"]
-        for ev in result["lines"]:
-            triage.feed(ev["text"], f"{ip}:{ev['source']}", number=int(ev["line"]))
-        for err in result["errors"]:
-            triage.add_error(f"{ip}: {err}")
-        nodes.append(
-            {
-                "node_id": result["node_id"],
-                "ip": ip,
-                "logs_dir": result["logs_dir"],
-                "files": len(result["sources"]),
-                "lines": sum(int(s[1]) for s in result["sources"]),
-                "bytes": sum(int(s[2]) for s in result["sources"]),
-                "counts": dict(result["counts"]),
-            }
-        )
-    for err in errors:
-        triage.add_error(err)
-    return nodes
+def merge_node(triage: Triage, result: Mapping[str, Any]) -> dict[str, Any]:
+    """Feed one node's compact evidence to `triage` (sources `<ip>:<file>`); return the node's summary."""
+    ip = result["ip"]
+    by_source: dict[str, dict[int, str]] = {}
+    for ev in result["lines"]:
+        lines = by_source.setdefault(str(ev["source"]), {})
+        for number, text in ev.get("before", ()):
+            lines.setdefault(int(number), str(text))
+        lines[int(ev["line"])] = str(ev["text"])
+    for source, lines in by_source.items():
+        for number in sorted(lines):
+            triage.feed(lines[number], f"{ip}:{source}", number=number)
+    for err in result["errors"]:
+        triage.add_error(f"{ip}: {err}")
+    return {
+        "node_id": result["node_id"],
+        "ip": ip,
+        "logs_dir": result["logs_dir"],
+        "files": len(result["sources"]),
+        "lines": sum(int(s[1]) for s in result["sources"]),
+        "bytes": sum(int(s[2]) for s in result["sources"]),
+        "counts": dict(result["counts"]),
+    }
 
 
 def with_nodes(report: Report, nodes: list[dict[str, Any]]) -> Report:
@@ -106,34 +143,40 @@ def with_nodes(report: Report, nodes: list[dict[str, Any]]) -> Report:
     return dataclasses.replace(report, insights={**report.insights, "ray_nodes": nodes})
 
 
-def collect(kb: KnowledgeBase | None, timeout: float = SCAN_TIMEOUT) -> tuple[list[Mapping[str, Any]], list[str]]:
-    """Run one scan task on every alive node of the connected cluster; return their results and failures."""
+def scan_into(triage: Triage, timeout: float = SCAN_TIMEOUT) -> list[dict[str, Any]]:
+    """Scan every alive node of the connected cluster and merge the evidence into `triage`.
+
+    Returns one summary per node (sorted by IP); a node whose scan fails or times out is
+    recorded as an error of the report.
+    """
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     scan = ray.remote(num_cpus=0, max_retries=0)(scan_this_node)
-    kb_ref = ray.put(kb)
+    kb_ref: Any = ray.put(triage.kb)
+    list_nodes: Any = ray.nodes
     pending = {}
-    for node in ray.nodes():
+    for node in list_nodes():
         if not node.get("Alive"):
             continue
         strategy = NodeAffinitySchedulingStrategy(node_id=node["NodeID"], soft=False)
         ref = scan.options(scheduling_strategy=strategy, name="rlfix-scan").remote(kb_ref)
         pending[ref] = str(node.get("NodeManagerAddress") or node["NodeID"])
-    results: list[Mapping[str, Any]] = []
-    errors: list[str] = []
+    nodes: list[dict[str, Any]] = []
     deadline = time.monotonic() + timeout
     remaining = list(pending)
-    # One result at a time, as each finishes, so the driver never holds more than the merged evidence.
+    # Merge each result as it arrives: the driver holds one node's evidence at a time, not all of them.
     while remaining:
         ready, remaining = ray.wait(remaining, num_returns=1, timeout=max(0.0, deadline - time.monotonic()))
         if not ready:
             break
         try:
-            results.append(ray.get(ready[0]))
+            result = ray.get(ready[0])
         except Exception as exc:
-            errors.append(f"scan on node {pending[ready[0]]} failed: {str(exc).strip().splitlines()[-1][:300]}")
+            triage.add_error(f"scan on node {pending[ready[0]]} failed: {str(exc).strip().splitlines()[-1][:300]}")
+            continue
+        nodes.append(merge_node(triage, result))
     for ref in remaining:
-        errors.append(f"scan on node {pending[ref]} did not finish in {timeout:.0f} s")
+        triage.add_error(f"scan on node {pending[ref]} did not finish in {timeout:.0f} s")
         ray.cancel(ref, force=True)
-    return results, errors
+    return sorted(nodes, key=lambda n: (str(n["ip"]), str(n["node_id"])))

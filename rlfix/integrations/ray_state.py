@@ -10,15 +10,16 @@ left out: they are not failures.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, BinaryIO
 
 from rlfix.errors import InputError
-from rlfix.integrations.ray_logs import belongs_to_job, classify
+from rlfix.integrations.ray_logs import SHARED_KINDS, Since, belongs_to_job, classify
 from rlfix.triage import Triage
 
 #: Records read per state-API list call (dead workers, dead actors).
@@ -129,7 +130,7 @@ def actor_lines(address: str, *, job_id: str | None = None) -> Iterator[tuple[st
     """(source, line) for each actor that died of something other than an intended exit."""
     from ray.util.state import list_actors
 
-    filters: list[tuple[str, str, str]] = [("state", "=", "DEAD")]
+    filters: list[tuple[str, str, str | bool | int | float]] = [("state", "=", "DEAD")]
     if job_id:
         filters.append(("job_id", "=", job_id))
     actors = list_actors(
@@ -169,7 +170,10 @@ def node_lines(address: str) -> Iterator[tuple[str, str]]:
     for n in nodes:
         nid, ip = _field(n, "node_id"), _field(n, "node_ip")
         reason = _field(n, "state_message") or "no reason recorded"
-        yield f"ray-state:node {nid}", f"(raylet, ip={ip}) The node with node id: {nid} and address: {ip} is dead: {reason}"
+        yield (
+            f"ray-state:node {nid}",
+            f"(raylet, ip={ip}) The node with node id: {nid} and address: {ip} is dead: {reason}",
+        )
 
 
 def _cause_messages(cause: Any) -> Iterator[str]:
@@ -252,8 +256,13 @@ def list_node_logs(address: str, node_id: str) -> list[str]:
     return sorted({name for names in groups.values() for name in names})
 
 
-def feed_node_log(triage: Triage, address: str, node_id: str, filename: str, source: str) -> None:
-    """Stream one node log (its last `MAX_REMOTE_LINES` lines) from the dashboard into `triage`."""
+def feed_node_log(
+    triage: Triage, address: str, node_id: str, filename: str, source: str, since: str | None = None
+) -> None:
+    """Stream one node log (its last `MAX_REMOTE_LINES` lines) from the dashboard into `triage`.
+
+    With `since`, lines older than it are dropped (for the cluster-wide raylet / GCS logs).
+    """
     import requests
 
     query = urllib.parse.urlencode(
@@ -264,15 +273,22 @@ def feed_node_log(triage: Triage, address: str, node_id: str, filename: str, sou
     ) as resp:
         if resp.status_code != 200:
             raise RuntimeError(f"HTTP {resp.status_code}: {resp.text[:200]}")
-        triage.feed_stream(_Chunks(resp.iter_content(chunk_size=1 << 20)), source)  # type: ignore[arg-type]
+        stream: BinaryIO = _Chunks(resp.iter_content(chunk_size=1 << 20))  # type: ignore[assignment]
+        triage.feed_stream(Since(stream, since) if since else stream, source)  # type: ignore[arg-type]
 
 
 def feed_cluster_logs(
-    triage: Triage, address: str, *, job_id: str | None = None, submission_id: str | None = None
+    triage: Triage,
+    address: str,
+    *,
+    job_id: str | None = None,
+    submission_id: str | None = None,
+    since: str | None = None,
 ) -> None:
     """Feed each alive node's signal-carrying logs (this job's only, when named) via the dashboard.
 
-    Driver logs are left out: the Jobs API already gave the driver's output.
+    Driver logs are left out: the Jobs API already gave the driver's output. With `since`,
+    the cluster-wide logs (raylet, GCS, autoscaler) start at that time.
     """
     try:
         nodes = alive_nodes(address)
@@ -291,10 +307,10 @@ def feed_cluster_logs(
             rule = classify(base)
             if not rule.scan or rule.kind in ("driver", "other") or not belongs_to_job(base, job_id, submission_id):
                 continue
-            chosen.append((rule.order, name))
-        for _, name in sorted(chosen):
+            chosen.append((rule.order, name, since if rule.kind in SHARED_KINDS else None))
+        for _, name, cut in sorted(chosen, key=lambda c: (c[0], c[1])):
             try:
-                feed_node_log(triage, address, node_id, name, f"{ip}:{name}")
+                feed_node_log(triage, address, node_id, name, f"{ip}:{name}", cut)
             except Exception as exc:
                 triage.add_error(f"ray log {ip}:{name}: {_one_line(exc)}")
 
@@ -302,9 +318,7 @@ def feed_cluster_logs(
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     first = text[0] if text else type(exc).__name__
-    try:
-        # The state API wraps server errors as JSON text; show the message only.
+    # The state API wraps server errors as JSON text; show the message only.
+    with contextlib.suppress(ValueError, AttributeError):
         first = str(json.loads(first).get("msg", first))
-    except (ValueError, AttributeError):
-        pass
     return first[:300]

@@ -1,0 +1,270 @@
+"""The Ray integration against a real local Ray head (CPU only, Jobs API on), with jobs that really fail.
+
+One head serves the module; its memory monitor threshold is set a few GiB above the machine's
+current use, so the OOM job is killed by Ray for real after allocating a few GiB at most (it
+also stops by itself when less than 6 GiB would be left). Never skipped in CI: with CI set and
+Ray missing, the module fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import RunCli
+
+if os.environ.get("CI"):
+    import ray  # noqa: F401 - in CI a missing Ray must fail the run, not skip it
+else:
+    pytest.importorskip("ray")
+
+from tests.ray_cluster import RayHead, memory_threshold, start_head
+
+pytestmark = [pytest.mark.ray, pytest.mark.slow]
+
+#: Seconds a test job may take before the test gives up on it.
+JOB_TIMEOUT = 120
+
+PRELUDE = """
+import os, signal, sys, time
+import ray
+ray.init()
+"""
+
+JOBS = {
+    "unschedulable": """
+@ray.remote(num_gpus=1)
+def generate_rollouts(n):
+    return n
+
+print("waiting for a GPU task on a CPU-only cluster", flush=True)
+ray.get(generate_rollouts.remote(8), timeout=15)
+""",
+    "oom": """
+@ray.remote(max_retries=0)
+def generate_sequences():
+    import psutil
+    held = []
+    # Grow until Ray's memory monitor kills us; stop by ourselves long before the host is at risk.
+    while psutil.virtual_memory().available > (6 << 30) and len(held) < 32:
+        held.append(b"\\x01" * (256 << 20))
+        time.sleep(0.05)
+    return f"stopped safely with {len(held) * 256} MiB held"
+
+print(ray.get(generate_sequences.remote()))
+""",
+    "sigkill": """
+@ray.remote(max_restarts=0)
+class Learner:
+    def pid(self):
+        return os.getpid()
+    def train(self, steps):
+        for i in range(steps):
+            print(f"train step {i} loss={2.0 / (i + 1):.4f}", flush=True)
+            time.sleep(0.5)
+        return steps
+
+learner = Learner.remote()
+pid = ray.get(learner.pid.remote())
+ref = learner.train.remote(600)
+time.sleep(3)
+print(f"sending SIGKILL to actor pid {pid}", flush=True)
+os.kill(pid, signal.SIGKILL)
+ray.get(ref)
+""",
+    "exception": """
+@ray.remote
+class RewardWorker:
+    def score(self, batch):
+        raise ValueError(f"reward shape mismatch: got {len(batch)} scores for 8 prompts")
+
+time.sleep(2)
+ray.get(RewardWorker.remote().score.remote([0.0] * 7))
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayHead]:
+    base = tmp_path_factory.mktemp("ray")
+    running = start_head(base, memory_usage_threshold=memory_threshold(4.0))
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture(scope="module")
+def jobs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("jobs")
+    for name, body in JOBS.items():
+        (folder / f"{name}.py").write_text(PRELUDE + textwrap.dedent(body))
+    return folder
+
+
+@pytest.fixture(autouse=True)
+def _ray_home(head: RayHead, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Ray 2.60 reads its auth token from ~/.ray: talk to the head as the user who started it.
+    monkeypatch.setenv("HOME", str(head.home))
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+
+
+def submit(head: RayHead, jobs_dir: Path, name: str, *, wait: bool = True) -> str:
+    from ray.job_submission import JobSubmissionClient
+
+    client = JobSubmissionClient(head.dashboard_url)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            job_id: str = client.submit_job(
+                entrypoint=f"{sys.executable} {name}.py", runtime_env={"working_dir": str(jobs_dir)}
+            )
+            break
+        except RuntimeError as exc:
+            # Right after `ray start` the dashboard is up before the node's job agent is.
+            if "No available agent" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(1)
+    if wait:
+        deadline = time.monotonic() + JOB_TIMEOUT
+        while not client.get_job_status(job_id).is_terminal():
+            assert time.monotonic() < deadline, f"job {name} did not end in {JOB_TIMEOUT} s"
+            time.sleep(1)
+        assert str(client.get_job_status(job_id)) in ("FAILED", "JobStatus.FAILED")
+    return job_id
+
+
+def test_gpu_task_on_cpu_cluster_is_unschedulable(head: RayHead, jobs_dir: Path) -> None:
+    from rlfix.integrations.ray import diagnose_job
+
+    report = diagnose_job(submit(head, jobs_dir, "unschedulable"), address=head.dashboard_url)
+    assert report.top is not None, report.render("text")
+    assert report.top.id == "ray-unschedulable", report.render("text")
+    # The proof is the raylet's infeasible-lease warning, read from the node over the dashboard.
+    assert any("raylet.out" in e.source for e in report.top.evidence)
+
+
+def test_memory_monitor_kill_is_ray_oom_killer(head: RayHead, jobs_dir: Path) -> None:
+    from rlfix.integrations.ray import diagnose_job
+
+    report = diagnose_job(submit(head, jobs_dir, "oom"), address=head.dashboard_url)
+    assert report.top is not None, report.render("text")
+    assert report.top.id == "ray-oom-killer", report.render("text")
+
+
+def test_sigkilled_actor_is_ray_actor_died(head: RayHead, jobs_dir: Path) -> None:
+    from rlfix.integrations.ray import diagnose_job
+
+    report = diagnose_job(submit(head, jobs_dir, "sigkill"), address=head.dashboard_url)
+    assert report.top is not None, report.render("text")
+    # A plain SIGKILL is not an OOM: nothing in the logs proves one, so no host-oom-sigkill.
+    assert report.top.id == "ray-actor-died", report.render("text")
+    assert report.get("host-oom-sigkill") is None
+    # The state API saw the worker die with a system error; its evidence is named as such.
+    assert any(s.name.startswith("ray-state:") for s in report.sources), [s.name for s in report.sources]
+
+
+def test_watch_job_alerts_while_running_and_reports_the_actor_exception(head: RayHead, jobs_dir: Path) -> None:
+    from rlfix.integrations.ray import watch_job
+
+    job_id = submit(head, jobs_dir, "exception", wait=False)
+    alerts: list[tuple[str, str]] = []
+    failures: list[Any] = []
+    report = watch_job(
+        job_id,
+        address=head.dashboard_url,
+        on_alert=lambda ev, sig: alerts.append((sig, ev.source)),
+        on_failure=failures.append,
+        poll=0.5,
+        timeout=JOB_TIMEOUT,
+    )
+    assert report.top is not None, report.render("text")
+    assert report.top.id == "python-exception", report.render("text")
+    assert report.top.values.get("exception") == "ValueError"
+    assert ("python-exception", f"job-driver-{job_id}.log") in alerts
+    assert len(failures) == 1 and failures[0].top.id == "python-exception"
+
+
+def test_session_logs_and_state_api(head: RayHead) -> None:
+    from rlfix.integrations.ray import diagnose_session_logs
+
+    report = diagnose_session_logs(head.logs_dir, address=head.gcs_address)
+    assert "ray-oom-killer" in report.ids, report.render("text")
+    names = [s.name for s in report.sources]
+    assert "raylet.out" in names
+    assert not any(n.startswith("dashboard") for n in names)  # healthy chatter is not read
+    assert any(n.startswith("ray-state:worker") for n in names)
+
+
+def test_cluster_scan_names_the_node_of_each_evidence_line(head: RayHead) -> None:
+    from rlfix.integrations.ray import diagnose_cluster
+
+    report = diagnose_cluster(address=head.gcs_address)
+    nodes = report.insights["ray_nodes"]
+    assert len(nodes) == 1 and nodes[0]["files"] > 0
+    ip = nodes[0]["ip"]
+    oom = report.get("ray-oom-killer")
+    assert oom is not None, report.render("text")
+    assert all(e.source.startswith(f"{ip}:") for e in oom.evidence)
+    assert nodes[0]["counts"]["ray-oom-killer"] >= oom.count
+
+
+def test_driver_hook_diagnoses_prints_attaches_and_reraises(head: RayHead, tmp_path: Path) -> None:
+    script = tmp_path / "driver.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import ray
+            from rlfix.integrations.ray import diagnose_on_failure
+
+            ray.init()
+
+            @ray.remote
+            class Critic:
+                def value(self, batch):
+                    raise KeyError("advantages")
+
+            try:
+                with diagnose_on_failure():
+                    ray.get(Critic.remote().value.remote([1, 2]))
+            except ray.exceptions.RayTaskError as exc:
+                print("TOP", exc.rlfix_report.top.id)
+                raise
+            """
+        )
+    )
+    env = {**os.environ, "HOME": str(head.home), "RAY_ADDRESS": head.gcs_address, "NO_COLOR": "1"}
+    proc = subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=JOB_TIMEOUT, check=False
+    )
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert "TOP python-exception" in proc.stdout, proc.stderr[-6000:]
+    assert "1. python-exception" in proc.stderr  # the report, printed before the traceback
+    assert "rlfix: most likely cause: python-exception" in proc.stderr  # the note on the traceback
+    assert "KeyError: 'advantages'" in proc.stderr
+
+
+def test_cli_ray_commands_as_a_user_runs_them(head: RayHead, jobs_dir: Path, run_cli: RunCli) -> None:
+    env = {"HOME": str(head.home)}
+    job_id = submit(head, jobs_dir, "exception")
+    proc = run_cli(["ray", "job", job_id, "--address", head.dashboard_url], env=env)
+    assert proc.returncode == 1, proc.stderr
+    assert "1. python-exception" in proc.stdout
+    proc = run_cli(["ray", "logs", str(head.temp_dir), "-f", "json"], env=env)
+    assert proc.returncode == 1, proc.stderr
+    assert json.loads(proc.stdout)["failed"] is True
+    proc = run_cli(["ray", "cluster", "--address", head.gcs_address, "-f", "json"], env=env)
+    assert proc.returncode == 1, proc.stderr
+    assert json.loads(proc.stdout)["insights"]["ray_nodes"][0]["files"] > 0
+    proc = run_cli(["ray", "job", "raysubmit_nope", "--address", head.dashboard_url], env=env)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "rlfix: error: no Ray job 'raysubmit_nope'; `ray job list` shows the jobs"
