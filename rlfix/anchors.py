@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 from typing import Any
 
-try:  # Python >= 3.11 keeps the parser private under this name
-    from re import _constants as _sre
-    from re import _parser as _sre_parse
+# The stdlib's regex parser is private (re._parser since 3.11, sre_parse before); its API has
+# been stable for decades and it is what tells us which literals a pattern requires.
+try:
+    _sre_parse: Any = importlib.import_module("re._parser")
+    _sre: Any = importlib.import_module("re._constants")
 except ImportError:  # pragma: no cover - Python 3.10
-    import sre_constants as _sre  # type: ignore[no-redef]
-    import sre_parse as _sre_parse  # type: ignore[no-redef]
+    _sre_parse = importlib.import_module("sre_parse")
+    _sre = importlib.import_module("sre_constants")
 
 #: Shortest literal worth scanning for; shorter ones make nearly every line a candidate.
 MIN_ANCHOR = 3

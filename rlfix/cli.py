@@ -76,7 +76,7 @@ def cli() -> None:
 @click.option("-a", "--all", "show_all", is_flag=True, help="Show every finding, not just the top ones.")
 @click.option("--all-flags", is_flag=True, help="Also show flags for frameworks not detected in the log.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report to a file.")
-@click.option("--color/--no-color", default=None, help="Colour the text report (default: on a terminal, unless NO_COLOR).")
+@click.option("--color/--no-color", default=None, help="Colour the text (default: on a terminal, unless NO_COLOR).")
 @click.option("--no-redact", is_flag=True, help="Quote evidence without masking tokens and passwords.")
 @click.option("--engine", type=click.Choice(["auto", "hyperscan", "python"]), default="auto", show_default=True)
 @click.option("-v", "--verbose", is_flag=True, help="Show more evidence lines per finding.")
@@ -322,8 +322,8 @@ def ray_group() -> None:
 
 @ray_group.command("job")
 @click.argument("job_id")
-@click.option("--address", default=None, help="Ray dashboard address, e.g. http://127.0.0.1:8265 (default: RAY_ADDRESS).")
-@click.option("--follow", is_flag=True, help="Follow a running job; alert on the first root cause, report when it ends.")
+@click.option("--address", default=None, help="Ray dashboard, e.g. http://127.0.0.1:8265 (default: RAY_ADDRESS).")
+@click.option("--follow", is_flag=True, help="Follow a running job; alert on the first root cause, report at the end.")
 @click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @kb_option
 def ray_job(job_id: str, address: str | None, follow: bool, fmt: str, kb_dirs: tuple[str, ...]) -> None:

@@ -6,11 +6,10 @@ costs nothing on lines that hold none of their anchors.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
-
-import regex
 
 from rlfix.anchors import derive_anchors
 from rlfix.errors import Location
@@ -51,8 +50,8 @@ _VERSION_PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 # Settings from command lines (`--flag value`, `--flag=value`) and Hydra overrides (`a.b.c=v`).
-_CLI_FLAG = regex.compile(r"(?:^|\s)(--[A-Za-z][\w.\-]*)(?:=|\s+)(?!--)([^\s\\]+)")
-_HYDRA = regex.compile(r"(?:^|\s)\+{0,2}((?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*)=([^\s\\]+)")
+_CLI_FLAG = re.compile(r"(?:^|\s)(--[A-Za-z][\w.\-]*)(?:=|\s+)(?!--)([^\s\\]+)")
+_HYDRA = re.compile(r"(?:^|\s)\+{0,2}((?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*)=([^\s\\]+)")
 _HYDRA_ROOTS = ("actor_rollout_ref", "critic", "data", "trainer", "algorithm", "reward_model", "ray_kwargs", "ray_init")
 _SETTING_PATTERNS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # "--" alone would make every "-----" table rule a candidate line; "--" plus a letter does not.
@@ -79,13 +78,12 @@ def _pattern(source: str, anchors: tuple[str, ...] = ()) -> Pattern:
     anchors = tuple(a.lower() for a in anchors) if anchors and caseless else anchors or derived
     if not anchors:
         raise ValueError(f"context pattern without an anchor literal: {source!r}")
-    flags = regex.IGNORECASE if caseless else 0
     return Pattern(
         source=source,
         literal=False,
         anchors=anchors,
         ignore_case=caseless,
-        compiled=LazyRegex(source, flags),
+        compiled=LazyRegex(source, caseless),
         location=Location("rlfix/context.py"),
     )
 

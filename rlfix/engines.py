@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 ENGINE_ENV = "RLFIX_ENGINE"
 
@@ -83,8 +83,9 @@ class HyperscanPrefilter:
         def on_match(anchor: int, _start: int, end: int, _flags: int, _ctx: Any) -> None:
             append((end, anchor))
 
+        # A zero-copy view of the filled part of the buffer (the stubs only name bytes and str).
         view = memoryview(block)[:end] if end < len(block) else block
-        self._db.scan(view, match_event_handler=on_match, scratch=self._scratch)
+        self._db.scan(cast(bytes, view), match_event_handler=on_match, scratch=self._scratch)
         return hits
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import importlib.resources
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import regex
 import yaml
 
 from rlfix.anchors import MIN_ANCHOR, capture_groups, derive_anchors
@@ -30,7 +30,7 @@ from rlfix.model import (
 )
 
 TAXONOMY_FILE = "taxonomy.yaml"
-_ID = regex.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+_ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _SIGNATURE_KEYS = {
     "id",
     "title",
@@ -219,11 +219,13 @@ class _Checker:
         """Check the syntax now (the stdlib parser is quick), compile with `regex` on first use."""
         if not literal and parse_regex(source)[0] is None:
             try:  # syntax only the `regex` module knows
+                import regex
+
                 regex.compile(source)
             except regex.error as exc:
                 self.problem(mark, path, f"invalid regex: {exc}")
                 return None
-        return LazyRegex(source, regex.V0 | (regex.IGNORECASE if ignore_case else 0))
+        return LazyRegex(source, ignore_case)
 
     def patterns(self, node: Mapping[str, Any], path: str) -> tuple[Pattern, ...]:
         items = node.get("patterns")
@@ -246,7 +248,7 @@ class _Checker:
                 self.problem(mark, ppath, "pattern must be a non-empty string")
                 continue
             ignore_case = bool(item.get("ignore_case", False))
-            compiled = self.compile(regex.escape(source) if literal else source, ignore_case, mark, ppath, literal)
+            compiled = self.compile(re.escape(source) if literal else source, ignore_case, mark, ppath, literal)
             if compiled is None:
                 continue
             anchor = item.get("anchor")
@@ -310,7 +312,7 @@ class _Checker:
                 continue
             groups = capture_groups(source)
             if groups is None:
-                groups = regex.compile(source).groups
+                groups = compiled.groups
             if groups < 1:
                 self.problem(mark, f"{path}.extract.{name}", "needs a capturing group")
                 continue
@@ -391,7 +393,7 @@ def _opt_str(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-_VERSION_CLAUSE = regex.compile(r"^\s*(==|!=|>=|<=|>|<|~=)?\s*v?\d+(?:\.\d+)*(?:\.\*)?\s*$")
+_VERSION_CLAUSE = re.compile(r"^\s*(==|!=|>=|<=|>|<|~=)?\s*v?\d+(?:\.\d+)*(?:\.\*)?\s*$")
 
 
 def _valid_versions(spec: str) -> bool:
@@ -541,7 +543,7 @@ def load_knowledge(extra: Sequence[str | Path] = (), *, builtin: bool = True) ->
 
 
 def _mtimes(paths: tuple[str, ...]) -> tuple[float, ...]:
-    out = []
+    out: list[float] = []
     for p in paths:
         path = Path(p)
         if path.is_dir():

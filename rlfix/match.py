@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
-import regex
+if TYPE_CHECKING:
+    import regex
 
 from rlfix.engines import Prefilter, make_prefilter
 from rlfix.kb import KnowledgeBase

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import regex
+if TYPE_CHECKING:  # the `regex` module is imported only when a pattern is first used
+    import regex
 
 from rlfix.errors import Location
 
@@ -64,16 +65,18 @@ class LazyRegex:
     was most of rlfix's start-up time.
     """
 
-    __slots__ = ("_compiled", "flags", "pattern")
+    __slots__ = ("_compiled", "ignore_case", "pattern")
 
-    def __init__(self, pattern: str, flags: int = 0) -> None:
+    def __init__(self, pattern: str, ignore_case: bool = False) -> None:
         self.pattern = pattern
-        self.flags = flags
+        self.ignore_case = ignore_case
         self._compiled: regex.Pattern[str] | None = None
 
     def get(self) -> regex.Pattern[str]:
         if self._compiled is None:
-            self._compiled = regex.compile(self.pattern, self.flags)
+            import regex
+
+            self._compiled = regex.compile(self.pattern, regex.V0 | (regex.IGNORECASE if self.ignore_case else 0))
         return self._compiled
 
     def search(self, text: str, timeout: float | None = None) -> regex.Match[str] | None:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 
-import regex
-
-_SIZE = regex.compile(r"^\s*([\d.]+)\s*([KMGT]i?B)?\s*$", regex.IGNORECASE)
+_SIZE = re.compile(r"^\s*([\d.]+)\s*([KMGT]i?B)?\s*$", re.IGNORECASE)
 _UNIT = {
     "kb": 1e-6,
     "kib": 2**10 / 2**30,

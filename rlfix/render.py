@@ -33,14 +33,14 @@ def color_wanted(stream_isatty: bool) -> bool:
     return stream_isatty
 
 
-def _styler(color: bool) -> Callable[[str, str], str]:
+def _styler(color: bool) -> Callable[..., str]:
     def style(text: str, *names: str) -> str:
         if not color or not text:
             return text
         codes = ";".join(_STYLES[n] for n in names)
         return f"\x1b[{codes}m{text}\x1b[0m"
 
-    return style  # type: ignore[return-value]
+    return style
 
 
 def render(report: Report, fmt: str = "text", **options: Any) -> str:
@@ -160,7 +160,7 @@ def _where_line(report: Report) -> str:
 
 
 def _details_lines(d: Diagnosis) -> list[str]:
-    out = []
+    out: list[str] = []
     det = d.details
     out.extend(det.get("quantities") or [])
     if det.get("exception"):

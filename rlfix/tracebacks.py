@@ -7,10 +7,9 @@ message someone printed, and the fallback diagnosis must not claim it.
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
-
-import regex
 
 from rlfix.context import _pattern
 from rlfix.match import Hit, Probe
@@ -23,8 +22,8 @@ WINDOW = 400
 MAX_STREAMS = 512
 
 # Ray's wrapper exceptions: the remote frames and the real exception follow without a new header.
-_RAY_WRAPPER = regex.compile(r"RayTaskError|RayActorError|ActorDiedError|ray\.exceptions\.|creation task")
-_EXCEPTION = regex.compile(
+_RAY_WRAPPER = re.compile(r"RayTaskError|RayActorError|ActorDiedError|ray\.exceptions\.|creation task")
+_EXCEPTION = re.compile(
     r"^(?P<cls>(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*)(?:\((?P<inner>[A-Za-z_][\w.]*)\))?(?::\s*(?P<msg>.*))?$"
 )
 

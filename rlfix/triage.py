@@ -8,7 +8,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from functools import lru_cache
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from rlfix.context import CONTEXT, JobContext, context_probes
 from rlfix.errors import InputError
@@ -311,7 +311,9 @@ class Triage:
     def _explain_exception(self, diag: Diagnosis) -> Diagnosis:
         if not diag.signature.fallback:
             return diag
-        details = {k: diag.first.values[k] for k in ("exception", "message", "raised_at") if k in diag.first.values}
+        details: dict[str, Any] = {
+            k: diag.first.values[k] for k in ("exception", "message", "raised_at") if k in diag.first.values
+        }
         details["similar"] = similar_signatures(self.kb, diag.first.message)
         return replace(diag, details=details)
 
