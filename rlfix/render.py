@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
@@ -63,9 +64,14 @@ def _shown(report: Report, top: int | None, show_all: bool) -> list[Diagnosis]:
     return diagnoses if show_all or top is None else diagnoses[:top]
 
 
-def _where(e: Evidence) -> str:
-    where = f"{e.source}:{e.line}"
+def _where(e: Evidence, short: bool = False) -> str:
+    """`job.log:67 [rank 3]`; with one input, just `line 67 [rank 3]`."""
+    where = f"line {e.line}" if short else f"{e.source}:{e.line}"
     return f"{where} [{e.where}]" if e.where else where
+
+
+def _single_source(report: Report) -> bool:
+    return len([s for s in report.sources if not s.skipped]) == 1
 
 
 def _places(d: Diagnosis) -> str:
@@ -125,9 +131,10 @@ def render_text(
     where = _where_line(report)
     if where:
         out.append(style("failed: ", "dim") + where)
+    short = _single_source(report)
     for i, d in enumerate(_shown(report, top, show_all), 1):
         out.append("")
-        out.extend(_text_diagnosis(i, d, style, all_flags, verbose))
+        out.extend(_text_diagnosis(i, d, style, all_flags, verbose, short))
     hidden = len(report.diagnoses) - len(_shown(report, top, show_all))
     if hidden > 0:
         out.append("")
@@ -166,8 +173,9 @@ def _details_lines(d: Diagnosis) -> list[str]:
     if det.get("exception"):
         msg = f": {det['message']}" if det.get("message") else ""
         out.append(f"exception: {det['exception']}{msg}")
-    if det.get("raised_at"):
-        out.append(f"raised at: {det['raised_at']}")
+    raised = det.get("raised_at") or d.values.get("raised_at")
+    if raised:
+        out.append(f"raised at: {raised}")
     if det.get("exit_code"):
         out.append(f"exit code: {det['exit_code']}")
     for t in det.get("templates") or []:
@@ -190,26 +198,28 @@ def _context_line(report: Report) -> str:
     return ", ".join(parts) if parts else "(nothing recognised)"
 
 
-def _text_diagnosis(index: int, d: Diagnosis, style: Callable[..., str], all_flags: bool, verbose: bool) -> list[str]:
+def _text_diagnosis(
+    index: int, d: Diagnosis, style: Callable[..., str], all_flags: bool, verbose: bool, short: bool = False
+) -> list[str]:
     sev_color = {"fatal": "red", "error": "red", "warning": "yellow"}[d.severity.value]
     label = f"{d.kind.value}, {d.severity.value}, confidence {d.confidence:.2f}"
     out = [f"{index}. " + style(d.id, "bold", sev_color) + f"  {d.title}  " + style(f"[{label}]", "dim")]
-    out.append(f"   {d.signature.summary}")
+    out.extend(textwrap.wrap(d.signature.summary, width=100, initial_indent="   ", subsequent_indent="   "))
     first = d.first
     out.append(style("   evidence:", "bold"))
-    out.append(f"     {style(_where(first), 'cyan')}  {first.text}")
+    out.append(f"     {style(_where(first, short), 'cyan')}  {first.text}")
     for e in d.evidence[1 : 3 if not verbose else None]:
-        out.append(f"     {style(_where(e), 'cyan')}  {e.text}")
+        out.append(f"     {style(_where(e, short), 'cyan')}  {e.text}")
     extra = [p for p in (_places(d), f"{d.count} matching lines" if d.count > 1 else "") if p]
     if extra:
         out.append(style("     (" + "; ".join(extra) + ")", "dim"))
-    shown_values = {k: v for k, v in d.values.items() if k not in d.details}
+    shown_values = {k: v for k, v in d.values.items() if k not in d.details and k != "raised_at"}
     if shown_values and not d.details.get("quantities"):
         vals = ", ".join(f"{k}={v}" for k, v in shown_values.items())
         out.append(f"   values: {vals}")
     out.extend(f"   {line}" for line in _details_lines(d))
     if d.folded:
-        explained = ", ".join(f"{f.id} ({_where(f.first)})" for f in d.folded)
+        explained = ", ".join(f"{f.id} ({_where(f.first, short)})" for f in d.folded)
         out.append(f"   explains: {explained}")
     out.append(style("   why first: " if index == 1 else "   why here: ", "dim") + "; ".join(d.reasons))
     steps = d.signature.remediation.steps

@@ -18,7 +18,7 @@ def test_stdin_and_exit_code_1_when_diagnosed(run_cli: RunCli) -> None:
     proc = run_cli(["diagnose"], stdin=CRASH)
     assert proc.returncode == 1, proc.stderr
     assert "cuda-illegal-memory-access" in proc.stdout
-    assert "<stdin>:2 [rank 1]" in proc.stdout
+    assert "line 2 [rank 1]" in proc.stdout
     assert "\x1b[" not in proc.stdout  # piped: plain text
 
 

@@ -56,7 +56,7 @@ def test_flags_follow_the_framework_in_the_log(report: rlfix.Report) -> None:
 
 def test_text_has_evidence_line_and_rank(report: rlfix.Report) -> None:
     text = report.render("text", color=False)
-    assert "<text>:2 [rank 2]" in text
+    assert "line 2 [rank 2]" in text
     assert "\x1b[" not in text
     assert "\x1b[" in report.render("text", color=True)
 
