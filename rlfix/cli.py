@@ -225,6 +225,7 @@ def kb_info(kb_dirs: tuple[str, ...]) -> None:
     """Where the knowledge base comes from, its size, and the matching engine in use."""
     from rlfix.engines import available_engines
     from rlfix.kb import builtin_dir
+    from rlfix.match import line_counting
     from rlfix.triage import _matcher
 
     kb_obj = _kb(kb_dirs)
@@ -236,6 +237,7 @@ def kb_info(kb_dirs: tuple[str, ...]) -> None:
     if kb_obj.overridden:
         click.echo(f"overridden ids: {', '.join(kb_obj.overridden)}")
     click.echo(f"engine: {matcher.engine} (available: {', '.join(available_engines())}; set RLFIX_ENGINE)")
+    click.echo(f"line counting: {line_counting()}")
 
 
 @cli.command("eval")

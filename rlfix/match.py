@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 if TYPE_CHECKING:
     import regex
@@ -61,6 +61,42 @@ class Hit:
 Sink = Callable[[Hit], None]
 #: Called with (buffer, end) before a block's lines are matched; valid only during that call's block.
 BlockHook = Callable[[bytearray | bytes, int], None]
+
+
+#: Blocks at least this large have their newlines counted with numpy when it is installed.
+NUMPY_MIN = 1024 * 1024
+_numpy: Any = None  # False: not installed; None: not tried yet
+
+
+def _load_numpy() -> Any:
+    global _numpy
+    if _numpy is None:
+        try:
+            import numpy
+
+            _numpy = numpy
+        except ImportError:
+            _numpy = False
+    return _numpy
+
+
+def line_counting() -> str:
+    """How large blocks have their lines counted here (shown by `rlfix kb info`)."""
+    return "numpy" if _load_numpy() else "bytes.count (install numpy, or rlfix[fast], to count lines faster)"
+
+
+def count_newlines(buf: bytes | bytearray, end: int) -> int:
+    """Newlines in `buf[:end]`.
+
+    Counting lines is as costly as the literal scan itself with `bytes.count` (a byte-at-a-time
+    loop); numpy, when installed (it comes with Ray and PyTorch), does it several times faster.
+    It is imported only once a big block shows the input is large.
+    """
+    numpy: Any = _load_numpy() if end >= NUMPY_MIN else False
+    if not numpy:
+        return buf.count(b"\n", 0, end)
+    view = numpy.frombuffer(memoryview(buf)[:end], dtype=numpy.uint8)
+    return int(numpy.count_nonzero(view == 10))
 
 
 class Budget:
@@ -180,7 +216,7 @@ class Matcher:
                 which = 1 - which
                 continue
             self.scan_block(buf, line_no, source, sink, budget, on_block, cut + 1)
-            line_no += buf.count(b"\n", 0, cut + 1)
+            line_no += count_newlines(buf, cut + 1)
             carry = bytes(buf[cut + 1 : end])
             if len(carry) >= MAX_LINE:
                 self.scan_block(carry, line_no, source, sink, budget, on_block)

@@ -67,3 +67,15 @@ def test_engines_agree(mini_kb: KnowledgeBase) -> None:
 def test_invalid_utf8_and_nul_bytes_do_not_break_matching(mini_kb: KnowledgeBase) -> None:
     data = b"\xff\xfe\x00garbage\n\x00\x00 an illegal memory access was encountered \xc3\x28\n"
     assert [f[:2] for f in _scan(mini_kb, data, "python")] == [("t-illegal-access", 2)]
+
+
+def test_newline_counting_with_and_without_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = bytearray(b"a\nbb\n\n" * 400_000)
+    end = len(data) - 1
+    monkeypatch.setattr(match_mod, "_numpy", False)
+    plain = match_mod.count_newlines(data, end)
+    assert plain == data.count(b"\n", 0, end)
+    pytest.importorskip("numpy")
+    monkeypatch.setattr(match_mod, "_numpy", None)
+    assert match_mod.count_newlines(data, end) == plain
+    assert match_mod._numpy not in (None, False)
