@@ -20,3 +20,12 @@ def test_signature_catalogue_is_current(builtin_kb: KnowledgeBase) -> None:
 def test_catalogue_covers_every_signature(builtin_kb: KnowledgeBase) -> None:
     text = render_catalogue(builtin_kb)
     assert all(f"\n## {sig.id}\n" in text for sig in builtin_kb)
+
+
+def test_accuracy_table_is_current(builtin_kb: KnowledgeBase) -> None:
+    from rlfix.evaluate import evaluate
+
+    expected = evaluate(DOCS.parent / "fixtures" / "logs", builtin_kb).to_markdown()
+    assert (DOCS / "accuracy.md").read_text(encoding="utf-8") == expected, (
+        "docs/accuracy.md is stale: run `rlfix eval fixtures/logs --format markdown > docs/accuracy.md`"
+    )
