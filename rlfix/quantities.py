@@ -48,6 +48,9 @@ def _ray_oom(v: Mapping[str, str]) -> list[str]:
     out = []
     if "used_gb" in v and "total_gb" in v:
         line = f"node memory {v['used_gb']} GB of {v['total_gb']} GB"
+        fraction = v.get("fraction")
+        if fraction and fraction.replace(".", "", 1).isdigit():
+            line += f" ({float(fraction):.0%})"
         if "threshold" in v:
             line += f", above Ray's kill threshold {v['threshold']}"
         out.append(line)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import rlfix
 from rlfix.report import Report
 from tests.conftest import FIXTURES
@@ -81,3 +83,18 @@ def test_cuda_oom_quantities_are_said_in_words() -> None:
     assert report.top is not None
     (said,) = report.top.details["quantities"]
     assert said.startswith("tried to allocate ") and "in total" in said
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("ray-oom-killer--simplerl-verl.log", "node memory 958.24 GB of 1007.70 GB"),
+        ("ray-oom-killer--task.log", "node memory 8.27 GB of 23.58 GB (35%)"),
+        ("host-oom-sigkill--cgroup-bash-dmesg.log", "the kernel killed python (pid 21528) using 1.0 GiB"),
+        ("nccl-timeout--allreduce-torchrun.log", "ALLREDUCE #20585 ran 600 s against a 600 s timeout"),
+    ],
+)
+def test_memory_and_timeout_quantities(name: str, said: str) -> None:
+    report = _report(name)
+    assert report.top is not None
+    assert any(s.startswith(said) for s in report.top.details["quantities"]), report.top.details
