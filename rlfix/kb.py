@@ -486,15 +486,18 @@ def parse_taxonomy(text: str, file: str) -> tuple[list[TaxonomyEntry], list[Prob
 
 
 def builtin_dir() -> Path:
-    """Where the bundled knowledge base lives (inside the installed package, or the checkout)."""
-    try:
-        root = importlib.resources.files("rlfix.knowledge")
-        path = Path(str(root))
-        if path.is_dir():
-            return path
-    except (ModuleNotFoundError, TypeError):  # pragma: no cover - depends on install layout
+    """Where the bundled knowledge base lives: inside the installed package, or the checkout."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "knowledge", here.parent / "knowledge"):
+        if (candidate / TAXONOMY_FILE).is_file():
+            return candidate
+    try:  # an unusual install layout (zip, custom finder)
+        found = Path(str(importlib.resources.files("rlfix.knowledge")))
+        if (found / TAXONOMY_FILE).is_file():
+            return found
+    except (ModuleNotFoundError, TypeError):
         pass
-    return Path(__file__).resolve().parent.parent / "knowledge"
+    raise KnowledgeError([Problem(Location(str(here / "knowledge")), "", "the bundled knowledge base is missing")])
 
 
 def _yaml_files(directory: Path) -> list[Path]:

@@ -1,0 +1,56 @@
+"""The wheel carries the knowledge base: rlfix works from any directory once installed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES, ROOT
+
+
+@pytest.mark.slow
+def test_wheel_ships_the_knowledge_base_and_works_from_anywhere(tmp_path: Path) -> None:
+    dist = tmp_path / "dist"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(ROOT)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (wheel,) = dist.glob("rlfix-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    shipped = {Path(n).name for n in names if n.startswith("rlfix/knowledge/")}
+    assert {p.name for p in (ROOT / "knowledge").glob("*.yaml")} <= shipped
+    assert "signature.schema.json" in shipped and "rlfix/py.typed" in names
+
+    site = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(site), str(wheel)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    log = FIXTURES / "cuda-illegal-memory-access--openrlhf-vllm072-buried.log"
+    probe = (
+        "import rlfix, rlfix.kb, sys\n"
+        "assert rlfix.__file__.startswith(sys.argv[1]), rlfix.__file__\n"
+        "print(rlfix.kb.builtin_dir(), len(rlfix.load_knowledge()), rlfix.diagnose(sys.argv[2]).top.id)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    out = subprocess.run(
+        [sys.executable, "-c", probe, str(site), str(log)],
+        cwd=elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout.split()
+    assert out[0].startswith(str(site)) and int(out[1]) >= 34 and out[2] == "cuda-illegal-memory-access"
