@@ -15,12 +15,11 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 from rlfix.errors import InputError
 from rlfix.match import MAX_LINE, OVERLAP
@@ -102,6 +101,36 @@ def alert_on_roots(triage: Triage, on_alert: Alert) -> Iterator[None]:
         triage.on_new = previous
 
 
+class StopFlag:
+    """A stop request that a signal handler may raise safely.
+
+    A `threading.Event` is not safe there: `Event.set()` takes the lock that `Event.wait()` in
+    the interrupted main thread may be holding, and the process hangs.
+    """
+
+    def __init__(self) -> None:
+        self._set = False
+
+    def set(self) -> None:
+        self._set = True
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def wait(self, timeout: float) -> bool:
+        if not self._set:
+            time.sleep(timeout)
+        return self._set
+
+
+class Stopper(Protocol):
+    """Anything with `is_set()` and `wait(timeout)`: a StopFlag, or a threading.Event from another thread."""
+
+    def is_set(self) -> bool: ...
+
+    def wait(self, timeout: float) -> bool: ...
+
+
 def has_fatal_root(triage: Triage) -> bool:
     """Whether a fatal root cause has been seen: the job is most likely dead."""
     for sig_id in triage.seen():
@@ -118,7 +147,7 @@ def follow(
     on_alert: Alert,
     poll: float = 0.25,
     idle_exit: float | None = None,
-    stop: threading.Event | None = None,
+    stop: Stopper | None = None,
 ) -> Report:
     """Follow `path` like `tail -f` from its first line, feeding `triage`, until told to stop.
 
@@ -194,9 +223,9 @@ def _change(path: Path, fh: BinaryIO) -> str:
 
 
 @contextlib.contextmanager
-def stop_on_signals(signals: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM)) -> Iterator[threading.Event]:
-    """An Event set by Ctrl-C (and SIGTERM) instead of an exception, so a report can still be printed."""
-    stop = threading.Event()
+def stop_on_signals(signals: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM)) -> Iterator[StopFlag]:
+    """A flag raised by Ctrl-C (and SIGTERM) instead of an exception, so a report can still be printed."""
+    stop = StopFlag()
 
     def handler(_signum: int, _frame: FrameType | None) -> None:
         stop.set()
