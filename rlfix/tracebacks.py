@@ -42,6 +42,7 @@ def traceback_probes() -> list[Probe]:
 @dataclass
 class _Open:
     started: int
+    header: Line | None = None
     frames: deque[tuple[str, str, str]] = field(default_factory=lambda: deque(maxlen=3))
 
 
@@ -57,28 +58,40 @@ class TracebackTracker:
 
     def observe(self, hit: Hit) -> None:
         key = _key(hit.line)
-        if hit.probe.owner.endswith(":start"):
-            self._open[key] = _Open(hit.line.number)
+        tb = self._open.get(key)
+        start = hit.probe.owner.endswith(":start")
+        if start or tb is None:
+            # A frame with no header before it opens a traceback too (pasted excerpts often start
+            # mid-way), but only a header makes it an uncaught one: Ray also prints the frames of
+            # an exception it is about to retry, without a header.
+            tb = self._open[key] = _Open(hit.line.number, hit.line if start else None)
             self._open.move_to_end(key)
             while len(self._open) > MAX_STREAMS:
                 self._open.popitem(last=False)
-            return
-        tb = self._open.get(key)
-        if tb is not None:
-            m = hit.match
-            tb.frames.append((m.group("file"), m.group("line"), m.group("func")))
+            if hit.probe.owner.endswith(":start"):
+                return
+        m = hit.match
+        tb.frames.append((m.group("file"), m.group("line"), m.group("func")))
 
-    def claim(self, line: Line) -> dict[str, str] | None:
-        """If `line` ends an open traceback in its stream, describe the exception and close it."""
+    def unterminated(self) -> tuple[Line, tuple[str, str, str] | None] | None:
+        """The first traceback still open at the end of the input: a crash whose last line is missing."""
+        for tb in self._open.values():
+            if tb.header is not None and tb.frames:
+                return tb.header, tb.frames[-1]
+        return None
+
+    def claim(self, line: Line) -> tuple[dict[str, str], bool] | None:
+        """If `line` ends an open traceback in its stream: the exception described, and whether
+        the traceback had its header (an uncaught exception). Closes the traceback."""
         key = _key(line)
         tb = self._open.get(key)
         if tb is None or not 0 <= line.number - tb.started <= WINDOW:
             return None
-        described = describe_exception(line.message, tb.frames[-1] if tb.frames else None)
+        described = describe_exception(line.message, tb.frames[-1] if tb.frames else None), tb.header is not None
         if _RAY_WRAPPER.search(line.message):
             # Ray prints the remote worker's frames right after its wrapper line, with no new
             # header: keep the traceback open so the real exception below finds its frame.
-            self._open[key] = _Open(line.number)
+            self._open[key] = _Open(line.number, line)
         else:
             del self._open[key]
         return described
@@ -89,9 +102,9 @@ def describe_exception(message: str, frame: tuple[str, str, str] | None) -> dict
     out: dict[str, str] = {}
     m = _EXCEPTION.match(message.strip())
     if m:
-        cls = m.group("inner") or m.group("cls")
-        out["exception"] = cls
-        if m.group("msg"):
+        out["exception"] = m.group("inner") or m.group("cls")
+        # A Ray wrapper's own text names the remote call, not the error: the inner message comes later.
+        if m.group("msg") and not m.group("inner"):
             out["message"] = m.group("msg")[:300]
     if frame is not None:
         file, line_no, func = frame

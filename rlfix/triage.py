@@ -189,12 +189,13 @@ class Triage:
         values = {k: v for k, v in hit.match.groupdict().items() if v is not None}
         # An exception line that closes a traceback says which frame raised it; a fallback match
         # outside any traceback is a printed message, not an uncaught exception.
-        raised = self._tracebacks.claim(hit.line)
+        claimed = self._tracebacks.claim(hit.line)
+        raised, uncaught = claimed if claimed is not None else ({}, False)
         if sig.fallback:
-            if raised is None:
+            if not uncaught:
                 return
             values.update(raised)
-        elif raised and "raised_at" in raised:
+        elif "raised_at" in raised:
             values.setdefault("raised_at", raised["raised_at"])
         for name, pattern in sig.extract:
             m = pattern.search(hit.line.message)
@@ -278,7 +279,7 @@ class Triage:
         self.context.infer_eras(_versioned_flags(self.kb))
         diagnoses = list(rank(tallies, self.kb, self.context))
         diagnoses = [self._with_quantities(self._explain_exception(d)) for d in diagnoses]
-        if not diagnoses and self._unknown.crashed:
+        if not diagnoses and (self._unknown.crashed or self._tracebacks.unterminated()):
             diagnoses.insert(0, self._unrecognized())
         return Report(
             diagnoses=tuple(diagnoses),
@@ -324,11 +325,19 @@ class Triage:
         if unknown.termination is not None:
             evidence.append(unknown.termination)
         query = recent[0].first.message if recent else (unknown.termination.message if unknown.termination else "")
-        details = {
+        details: dict[str, Any] = {
             "exit_code": unknown.exit_code,
             "templates": [{"template": t.template, "count": t.count} for t in recent],
-            "similar": similar_signatures(self.kb, query),
         }
+        open_traceback = self._tracebacks.unterminated()
+        if open_traceback is not None:
+            # A traceback whose exception line never came: the log was cut, or the process died mid-print.
+            header, (file, line_no, func) = open_traceback[0], open_traceback[1] or ("?", "?", "?")
+            text = redact_secrets(header.text) if self.redact else header.text
+            evidence.insert(0, Evidence(header.source, header.number, text[:EVIDENCE_CHARS], header.message))
+            details["raised_at"] = f"{file}:{line_no} in {func}"
+            query = query or f"{func} {file}"
+        details["similar"] = similar_signatures(self.kb, query)
         return Diagnosis(
             signature=UNRECOGNIZED,
             evidence=tuple(evidence[:6]),

@@ -28,6 +28,7 @@ _TERMINATIONS = (
     r"Error executing job with overrides",
     r"(?:Aborted|Segmentation fault|Bus error) \(core dumped\)",
     r": line \d+: +\d+ Killed\b",
+    r"\bKilling subprocess \d+",
 )
 
 # Drain-style masking: ordered, each rule a small regex, applied to the message only.

@@ -51,8 +51,16 @@ from rlfix.normalize import clean, normalize
             {"level": "INFO"},
         ),
         ("(VllmWorker rank=0 pid=5) INFO 02-25 11:11:34 x.py:1] hi", "hi", {"rank": 0, "worker": "VllmWorker"}),
-        ("[  446.560738] Memory cgroup out of memory: Killed process 7", "Memory cgroup out of memory: Killed process 7", {"timestamp": "446.560738"}),
-        ("[Thu Aug 21 02:20:57 2025] NVRM: Xid (PCI:0000:9d:00): 79", "NVRM: Xid (PCI:0000:9d:00): 79", {"timestamp": "Thu Aug 21 02:20:57 2025"}),
+        (
+            "[  446.560738] Memory cgroup out of memory: Killed process 7",
+            "Memory cgroup out of memory: Killed process 7",
+            {"timestamp": "446.560738"},
+        ),
+        (
+            "[Thu Aug 21 02:20:57 2025] NVRM: Xid (PCI:0000:9d:00): 79",
+            "NVRM: Xid (PCI:0000:9d:00): 79",
+            {"timestamp": "Thu Aug 21 02:20:57 2025"},
+        ),
     ],
 )
 def test_prefixes_are_parsed_and_recorded(raw: str, message: str, fields: dict[str, object]) -> None:

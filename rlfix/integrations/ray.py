@@ -55,7 +55,7 @@ OnFailure = Callable[[Report], None]
 #: and after its end (teardown) when
 #: deciding which worker exits and cluster-wide log lines belong to it.
 _BEFORE_START_MS = 0
-_AFTER_END_MS = 60_000
+_AFTER_END_MS = 10_000
 
 
 # --- jobs ------------------------------------------------------------------------------
@@ -123,7 +123,8 @@ def _feed_worker_side(triage: Triage, url: str, info: Any, *, logs: bool = True)
     )
     if logs:
         cut = since_text((since - _BEFORE_START_MS) / 1000) if since else None
-        feed_cluster_logs(triage, url, job_id=info.job_id, submission_id=info.submission_id, since=cut)
+        end = since_text((until + _AFTER_END_MS) / 1000) if since and until else None
+        feed_cluster_logs(triage, url, job_id=info.job_id, submission_id=info.submission_id, since=cut, until=end)
 
 
 def diagnose_job(job_id: str, address: str | None = None, kb: KnowledgeBase | None = None) -> Report:
@@ -211,12 +212,18 @@ def _follow(client: Any, job_id: str, triage: Triage, source: str, deadline: flo
             triage.feed(carry, source)
 
     remaining = None if deadline is None else max(0.1, deadline - time.monotonic())
+    # Ray's SDK logs "WebSocket closed ..." at INFO on every normal end; it is not news to a user.
+    sdk_log = logging.getLogger("ray.dashboard.modules.job.sdk")
+    level = sdk_log.level
+    sdk_log.setLevel(max(level, logging.WARNING))
     try:
         asyncio.run(asyncio.wait_for(tail(), remaining))
     except (RuntimeError, OSError, asyncio.TimeoutError) as exc:
         # The connection closed before the job ended: the final status still comes from polling.
         if not got_any:
             logging.getLogger(__name__).debug("following %s failed: %s", job_id, exc)
+    finally:
+        sdk_log.setLevel(level)
     return got_any
 
 

@@ -107,7 +107,8 @@ def belongs_to_job(name: str, job_id: str | None = None, submission_id: str | No
         return job_id is None or m.group(2) == job_id
     m = _DRIVER_FILE.match(name)
     if m:
-        return submission_id is None or m.group(1) == submission_id
+        # A driver started by hand (`ray.init()` in a script) has no job-driver file of its own.
+        return m.group(1) == submission_id
     return not name.startswith(("python-core-worker-", "python-core-driver-"))
 
 
@@ -175,15 +176,17 @@ _STAMP = re.compile(rb"^\[?(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})")
 
 
 class Since:
-    """A binary stream passing only lines logged at or after `since` ("YYYY-MM-DD HH:MM:SS", local time).
+    """A binary stream passing only lines logged from `since` (to `until`), as "YYYY-MM-DD HH:MM:SS" local time.
 
     Raylet and GCS logs hold every job's history; a job's diagnosis must not blame it for a
-    memory-monitor kill an hour earlier. Lines without a timestamp follow the previous line.
+    memory-monitor kill an hour earlier, or after it ended. Lines without a timestamp follow
+    the previous line.
     """
 
-    def __init__(self, raw: BinaryIO, since: str) -> None:
+    def __init__(self, raw: BinaryIO, since: str, until: str | None = None) -> None:
         self._raw = raw
         self._since = since.encode("ascii")
+        self._until = until.encode("ascii") if until else None
         self._carry = b""
         self._keep = False
 
@@ -204,7 +207,8 @@ class Since:
         for line in lines:
             m = _STAMP.match(line)
             if m:
-                self._keep = m.group(1) >= self._since
+                stamp = m.group(1)
+                self._keep = stamp >= self._since and (self._until is None or stamp <= self._until)
             if self._keep:
                 kept.append(line)
         return b"".join(kept)

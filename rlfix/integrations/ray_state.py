@@ -257,11 +257,17 @@ def list_node_logs(address: str, node_id: str) -> list[str]:
 
 
 def feed_node_log(
-    triage: Triage, address: str, node_id: str, filename: str, source: str, since: str | None = None
+    triage: Triage,
+    address: str,
+    node_id: str,
+    filename: str,
+    source: str,
+    since: str | None = None,
+    until: str | None = None,
 ) -> None:
     """Stream one node log (its last `MAX_REMOTE_LINES` lines) from the dashboard into `triage`.
 
-    With `since`, lines older than it are dropped (for the cluster-wide raylet / GCS logs).
+    With `since` / `until`, lines outside that time are dropped (for the cluster-wide raylet / GCS logs).
     """
     import requests
 
@@ -274,7 +280,7 @@ def feed_node_log(
         if resp.status_code != 200:
             raise RuntimeError(f"HTTP {resp.status_code}: {resp.text[:200]}")
         stream: BinaryIO = _Chunks(resp.iter_content(chunk_size=1 << 20))  # type: ignore[assignment]
-        triage.feed_stream(Since(stream, since) if since else stream, source)  # type: ignore[arg-type]
+        triage.feed_stream(Since(stream, since, until) if since else stream, source)  # type: ignore[arg-type]
 
 
 def feed_cluster_logs(
@@ -284,11 +290,12 @@ def feed_cluster_logs(
     job_id: str | None = None,
     submission_id: str | None = None,
     since: str | None = None,
+    until: str | None = None,
 ) -> None:
     """Feed each alive node's signal-carrying logs (this job's only, when named) via the dashboard.
 
     Driver logs are left out: the Jobs API already gave the driver's output. With `since`,
-    the cluster-wide logs (raylet, GCS, autoscaler) start at that time.
+    the cluster-wide logs (raylet, GCS, autoscaler) start at that time (and end at `until`).
     """
     try:
         nodes = alive_nodes(address)
@@ -310,7 +317,7 @@ def feed_cluster_logs(
             chosen.append((rule.order, name, since if rule.kind in SHARED_KINDS else None))
         for _, name, cut in sorted(chosen, key=lambda c: (c[0], c[1])):
             try:
-                feed_node_log(triage, address, node_id, name, f"{ip}:{name}", cut)
+                feed_node_log(triage, address, node_id, name, f"{ip}:{name}", cut, until if cut else None)
             except Exception as exc:
                 triage.add_error(f"ray log {ip}:{name}: {_one_line(exc)}")
 
