@@ -26,12 +26,14 @@ def test_every_log_is_labelled_and_every_label_has_a_log() -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.file)
 def test_provenance(case: Case) -> None:
-    assert case.origin in ("generated", "composed"), case
+    assert case.origin in ("generated", "composed", "reported"), case
     assert case.source.strip()
     if case.origin == "composed":
         sidecar = FIXTURES / case.file.replace(".log", ".sources.md")
         assert sidecar.exists(), f"{case.file}: composed logs cite their sources in {sidecar.name}"
         assert "github.com" in sidecar.read_text() or "/blob/" in sidecar.read_text() or ".py" in sidecar.read_text()
+    elif case.origin == "reported":
+        assert "https://github.com/" in case.source, f"{case.file}: a reported log links the issue it came from"
     else:
         scripts = [w for w in case.source.replace("`", " ").split() if w.startswith("fixtures/generate/")]
         assert scripts, f"{case.file}: a generated log names the script that regenerates it"
