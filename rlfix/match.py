@@ -8,6 +8,9 @@ cost near the speed of the literal scan and memory near the block size.
 
 from __future__ import annotations
 
+import io
+import os
+import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -63,8 +66,9 @@ Sink = Callable[[Hit], None]
 BlockHook = Callable[[bytearray | bytes, int], None]
 
 
-#: Blocks at least this large have their newlines counted with numpy when it is installed.
-NUMPY_MIN = 1024 * 1024
+#: Bytes a stream must have reached before numpy is imported to count its lines: importing numpy
+#: costs about as much as counting 300 MB the slow way, so only long logs gain from it.
+NUMPY_AFTER = 256 * 1024 * 1024
 _numpy: Any = None  # False: not installed; None: not tried yet
 
 
@@ -80,19 +84,28 @@ def _load_numpy() -> Any:
     return _numpy
 
 
+def _size_hint(stream: BinaryIO) -> int:
+    """The size of a regular file behind `stream` (0 for pipes and unknown streams)."""
+    try:
+        info = os.fstat(stream.fileno())
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return 0
+    return info.st_size if stat.S_ISREG(info.st_mode) else 0
+
+
 def line_counting() -> str:
     """How large blocks have their lines counted here (shown by `rlfix kb info`)."""
     return "numpy" if _load_numpy() else "bytes.count (install numpy, or rlfix[fast], to count lines faster)"
 
 
-def count_newlines(buf: bytes | bytearray, end: int) -> int:
+def count_newlines(buf: bytes | bytearray, end: int, fast: bool = True) -> int:
     """Newlines in `buf[:end]`.
 
-    Counting lines is as costly as the literal scan itself with `bytes.count` (a byte-at-a-time
-    loop); numpy, when installed (it comes with Ray and PyTorch), does it several times faster.
-    It is imported only once a big block shows the input is large.
+    Counting lines with `bytes.count` (a byte-at-a-time loop) costs as much as the literal scan
+    itself; numpy, when installed (it comes with Ray and PyTorch), is several times faster.
+    `fast=False` keeps to `bytes.count` (for short inputs, not worth importing numpy).
     """
-    numpy: Any = _load_numpy() if end >= NUMPY_MIN else False
+    numpy: Any = _load_numpy() if fast else False
     if not numpy:
         return buf.count(b"\n", 0, end)
     view = numpy.frombuffer(memoryview(buf)[:end], dtype=numpy.uint8)
@@ -187,6 +200,7 @@ class Matcher:
         size = BLOCK_SIZE + MAX_LINE + OVERLAP
         buffers = (bytearray(size), bytearray(size))
         readinto = getattr(stream, "readinto", None)
+        big = _size_hint(stream) >= NUMPY_AFTER
         which = 0
         carry = b""
         line_no = first_line
@@ -216,7 +230,7 @@ class Matcher:
                 which = 1 - which
                 continue
             self.scan_block(buf, line_no, source, sink, budget, on_block, cut + 1)
-            line_no += count_newlines(buf, cut + 1)
+            line_no += count_newlines(buf, cut + 1, fast=big or total >= NUMPY_AFTER)
             carry = bytes(buf[cut + 1 : end])
             if len(carry) >= MAX_LINE:
                 self.scan_block(carry, line_no, source, sink, budget, on_block)

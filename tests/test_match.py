@@ -74,6 +74,7 @@ def test_newline_counting_with_and_without_numpy(monkeypatch: pytest.MonkeyPatch
     end = len(data) - 1
     monkeypatch.setattr(match_mod, "_numpy", False)
     plain = match_mod.count_newlines(data, end)
+    assert match_mod.count_newlines(data, end, fast=False) == plain
     assert plain == data.count(b"\n", 0, end)
     pytest.importorskip("numpy")
     monkeypatch.setattr(match_mod, "_numpy", None)
