@@ -312,9 +312,9 @@ class Triage:
     def _explain_exception(self, diag: Diagnosis) -> Diagnosis:
         if not diag.signature.fallback:
             return diag
-        details: dict[str, Any] = {
-            k: diag.first.values[k] for k in ("exception", "message", "raised_at") if k in diag.first.values
-        }
+        # Ray prints the wrapper (`RayTaskError(KeyError)`) before the real line (`KeyError: 'answer'`):
+        # the class comes from the first, the message from the second.
+        details: dict[str, Any] = {k: diag.values[k] for k in ("exception", "message", "raised_at") if k in diag.values}
         details["similar"] = similar_signatures(self.kb, diag.first.message)
         return replace(diag, details=details)
 
