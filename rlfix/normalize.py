@@ -54,20 +54,21 @@ class _Fields:
     workers: list[str] = field(default_factory=list)
 
 
-def _timestamp(text: str, f: _Fields) -> int:
-    m = _TIMESTAMP.match(text)
-    if not m:
-        return 0
-    f.timestamp = f.timestamp or m.group(1)
-    return m.end()
+def _time_rule(pattern: re.Pattern[str]) -> Callable[[str, _Fields], int]:
+    """A rule that peels one kind of timestamp prefix and keeps the first timestamp seen."""
+
+    def rule(text: str, f: _Fields) -> int:
+        m = pattern.match(text)
+        if not m:
+            return 0
+        f.timestamp = f.timestamp or m.group(1)
+        return m.end()
+
+    return rule
 
 
-def _kernel_time(text: str, f: _Fields) -> int:
-    m = _KERNEL_TIME.match(text)
-    if not m:
-        return 0
-    f.timestamp = f.timestamp or m.group(1)
-    return m.end()
+_timestamp = _time_rule(_TIMESTAMP)
+_kernel_time = _time_rule(_KERNEL_TIME)
 
 
 def _torchrun(text: str, f: _Fields) -> int:
