@@ -120,6 +120,9 @@ def _ray_home(head: RayHead, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
 
 
+SETTLE_SECONDS = 5
+
+
 def submit(head: RayHead, jobs_dir: Path, name: str, *, wait: bool = True) -> str:
     from ray.job_submission import JobSubmissionClient
 
@@ -142,6 +145,10 @@ def submit(head: RayHead, jobs_dir: Path, name: str, *, wait: bool = True) -> st
             assert time.monotonic() < deadline, f"job {name} did not end in {JOB_TIMEOUT} s"
             time.sleep(1)
         assert str(client.get_job_status(job_id)) in ("FAILED", "JobStatus.FAILED")
+        # The raylet reports about a job (an infeasible lease it is still dropping, a kill) a moment
+        # after the job ends; rlfix attributes shared node logs by each job's time window, so let
+        # those reports land before the next job starts (docs/ray.md: limits).
+        time.sleep(SETTLE_SECONDS)
     SUBMITTED[name] = job_id
     return job_id
 
