@@ -11,10 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rlfix.anchors import derive_anchors
-from rlfix.errors import Location
-from rlfix.match import Hit, Probe
-from rlfix.model import LazyRegex, Pattern
+from rlfix.match import Hit, Probe, observer_pattern
 
 CONTEXT = "@context"
 
@@ -73,23 +70,8 @@ _GPU = r"(?P<gpu>NVIDIA (?:A100|H100|H800|H20|A800|A10G?|L40S?|L4|V100|RTX \w+|G
 CONTEXT_LINES = 20_000
 
 
-def _pattern(source: str, anchors: tuple[str, ...] = ()) -> Pattern:
-    derived, caseless = derive_anchors(source)
-    anchors = tuple(a.lower() for a in anchors) if anchors and caseless else anchors or derived
-    if not anchors:
-        raise ValueError(f"context pattern without an anchor literal: {source!r}")
-    return Pattern(
-        source=source,
-        literal=False,
-        anchors=anchors,
-        ignore_case=caseless,
-        compiled=LazyRegex(source, caseless),
-        location=Location("rlfix/context.py"),
-    )
-
-
 def _probe(kind: str, source: str, anchors: tuple[str, ...] = (), max_hits: int | None = None) -> Probe:
-    return Probe(f"{CONTEXT}:{kind}", _pattern(source, anchors), max_hits=max_hits, max_lines=CONTEXT_LINES)
+    return Probe(f"{CONTEXT}:{kind}", observer_pattern(source, anchors), max_hits=max_hits, max_lines=CONTEXT_LINES)
 
 
 def context_probes() -> list[Probe]:

@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 if TYPE_CHECKING:
     import regex
 
+from rlfix.anchors import derive_anchors
 from rlfix.engines import Prefilter, make_prefilter
+from rlfix.errors import Location
 from rlfix.kb import KnowledgeBase
-from rlfix.model import Line, Pattern
+from rlfix.model import LazyRegex, Line, Pattern
 from rlfix.normalize import normalize
 
 #: Bytes read per block. Memory is a small multiple of this, whatever the log's size.
@@ -376,3 +378,19 @@ def _segments(data: bytes, hits: list[tuple[int, int]]) -> list[tuple[int, int]]
 
 #: Bytes at the start of an overlong line kept so its prefixes can still be read.
 MAX_PREFIX_BYTES = 512
+
+
+def observer_pattern(source: str, anchors: tuple[str, ...] = ()) -> Pattern:
+    """A Pattern for an observer probe (context, tracebacks, unknown failures), with its anchors."""
+    derived, caseless = derive_anchors(source)
+    anchors = tuple(a.lower() for a in anchors) if anchors and caseless else anchors or derived
+    if not anchors:
+        raise ValueError(f"context pattern without an anchor literal: {source!r}")
+    return Pattern(
+        source=source,
+        literal=False,
+        anchors=anchors,
+        ignore_case=caseless,
+        compiled=LazyRegex(source, caseless),
+        location=Location("rlfix/observers"),
+    )

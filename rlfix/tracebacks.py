@@ -11,8 +11,7 @@ import re
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 
-from rlfix.context import _pattern
-from rlfix.match import Hit, Probe
+from rlfix.match import Hit, Probe, observer_pattern
 from rlfix.model import Line
 
 TRACEBACK = "@traceback"
@@ -31,10 +30,10 @@ _EXCEPTION = re.compile(
 def traceback_probes() -> list[Probe]:
     """Observer probes for traceback headers and frames."""
     return [
-        Probe(f"{TRACEBACK}:start", _pattern(r"Traceback \(most recent call last\)")),
+        Probe(f"{TRACEBACK}:start", observer_pattern(r"Traceback \(most recent call last\)")),
         Probe(
             f"{TRACEBACK}:frame",
-            _pattern(r'^File "(?P<file>[^"]{1,500})", line (?P<line>\d+), in (?P<func>[^\s]{1,200})'),
+            observer_pattern(r'^File "(?P<file>[^"]{1,500})", line (?P<line>\d+), in (?P<func>[^\s]{1,200})'),
         ),
     ]
 

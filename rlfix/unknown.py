@@ -8,9 +8,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from rlfix.context import _pattern
 from rlfix.kb import KnowledgeBase
-from rlfix.match import Hit, Probe
+from rlfix.match import Hit, Probe, observer_pattern
 from rlfix.model import Evidence, Kind, Remediation, Severity, Signature
 
 ERRORLINE = "@error"
@@ -48,8 +47,8 @@ ERROR_LINES = 100_000
 
 
 def unknown_probes() -> list[Probe]:
-    probes = [Probe(ERRORLINE, _pattern(_ERROR), max_lines=ERROR_LINES)]
-    probes += [Probe(TERMINATION, _pattern(p)) for p in _TERMINATIONS]
+    probes = [Probe(ERRORLINE, observer_pattern(_ERROR), max_lines=ERROR_LINES)]
+    probes += [Probe(TERMINATION, observer_pattern(p)) for p in _TERMINATIONS]
     return probes
 
 
