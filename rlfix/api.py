@@ -61,17 +61,22 @@ def feed(triage: Triage, source: Source, *, strict: bool = True) -> None:
             triage.feed_lines(source, name)  # type: ignore[arg-type]
         else:
             triage.feed_stream(source, name)  # type: ignore[arg-type]
-    elif isinstance(source, (list, tuple)) and source and all(isinstance(s, (str, os.PathLike)) for s in source):
-        if all(isinstance(s, os.PathLike) or _is_path(s) or "\n" not in s for s in source) and any(
-            isinstance(s, os.PathLike) or _is_path(s) for s in source
-        ):
-            triage.feed_paths(list(source), strict=strict)
-        else:
-            triage.feed_lines(source)
+    elif isinstance(source, (list, tuple)) and _names_paths(source):
+        triage.feed_paths(list(source), strict=strict)
     elif isinstance(source, Iterable):
         triage.feed_lines(source)  # type: ignore[arg-type]
     else:
         raise InputError(f"cannot read a {type(source).__name__}; pass a path, text, a file or lines")
+
+
+def _names_paths(items: Sequence[object]) -> bool:
+    """A list names paths when one of them exists (or is a PathLike) and none is a line of text
+    with a newline; otherwise it is a list of log lines."""
+    if not items or not all(isinstance(i, (str, os.PathLike)) for i in items):
+        return False
+    if any(isinstance(i, str) and "\n" in i for i in items):
+        return False
+    return any(isinstance(i, os.PathLike) or _is_path(str(i)) for i in items)
 
 
 def _is_path(text: str) -> bool:
