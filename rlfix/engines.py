@@ -23,74 +23,117 @@ class Prefilter(Protocol):
 
 
 class PythonPrefilter:
-    """Pure-Python literal scan: each anchor is found through its rarest byte in this log.
+    """Pure-Python literal scan, built on `bytes.find` (memchr speed for a single byte).
 
-    A `bytes.find` sweep per anchor costs one pass over the block per anchor (hundreds of
-    them). Instead, a sample of the block tells which bytes are rare here; anchors are grouped
-    by their rarest byte (the pivot), each pivot byte is found with one memchr-speed sweep, and
-    only at those few places are the anchors of the group compared. A group whose pivot is
-    still common falls back to one `find` sweep per anchor, so no log can make this slower
-    than the simple method.
+    One `find` sweep per anchor costs a pass over the block per anchor, hundreds of passes.
+    Instead, a sample of the input tells how often each byte occurs in this log, and a greedy
+    cover picks pivot bytes such that every anchor contains one. Each pivot byte is found with one
+    sweep; at each place, the pivot and the bytes after it select, through a dict, the few anchors
+    worth comparing. Anchors whose pivots are all common here get a `find` sweep of their own, so
+    no log makes this slower than the simple method. The plan is remade every few blocks.
     """
 
     name = "python"
 
-    #: Bytes of the block sampled to estimate how often each byte occurs.
-    SAMPLE = 64 * 1024
+    #: Slices of the block sampled to estimate byte frequencies, and their size.
+    SAMPLES, SAMPLE_SIZE = 8, 8 * 1024
+    #: Blocks scanned with one plan before it is made again.
+    REPLAN = 8
+    #: Bytes of an anchor, from its pivot on, that select it at a place.
+    KEY = 3
+    # Costs measured on this kind of machine (cProfile on a 50 MB RL log), in microseconds: one
+    # place where a pivot occurs; a multi-byte `find` sweep, per byte.
+    _PLACE_US = 5.0
+    _SWEEP_US_PER_BYTE = 0.0008
 
     def __init__(self, anchors: Sequence[tuple[bytes, bool]]) -> None:
-        self._exact = [(i, a) for i, (a, caseless) in enumerate(anchors) if not caseless]
-        self._caseless = [(i, a.lower()) for i, (a, caseless) in enumerate(anchors) if caseless]
+        self._groups = (
+            [(i, a) for i, (a, caseless) in enumerate(anchors) if not caseless],
+            [(i, a.lower()) for i, (a, caseless) in enumerate(anchors) if caseless],
+        )
+        self._plans: list[_Plan | None] = [None, None]
+        self._blocks = 0
 
     def scan(self, block: bytes | bytearray, end: int) -> list[tuple[int, int]]:
         hits: list[tuple[int, int]] = []
-        for group, haystack in ((self._exact, block), (self._caseless, None)):
+        if self._blocks % self.REPLAN == 0:
+            self._plans = [None, None]
+        self._blocks += 1
+        for which, group in enumerate(self._groups):
             if not group:
                 continue
-            text = haystack if haystack is not None else block[:end].lower()
-            self._scan_group(group, text, end, hits)
+            text = block if which == 0 else block[:end].lower()
+            plan = self._plans[which]
+            if plan is None:
+                plan = self._plans[which] = self._plan(group, text, end)
+            pivots, sweeps = plan
+            for needle, index in sweeps:
+                _sweep(text, needle, index, end, hits)
+            find = text.find
+            for pivot, by_key in pivots:
+                lengths = sorted({len(k) for k in by_key})
+                pos = find(pivot, 0, end)
+                while pos >= 0:
+                    for length in lengths:
+                        for at, needle, index in by_key.get(bytes(text[pos : pos + length]), ()):
+                            start = pos - at
+                            if start >= 0 and start + len(needle) <= end and text.startswith(needle, start):
+                                hits.append((start + len(needle), index))
+                    pos = find(pivot, pos + 1, end)
         return hits
 
-    def _scan_group(
-        self, group: list[tuple[int, bytes]], text: bytes | bytearray, end: int, hits: list[tuple[int, int]]
-    ) -> None:
-        half = self.SAMPLE // 2
-        sample = bytes(text[:half]) + bytes(text[max(half, end - half) : end])
-        counts: dict[int, int] = {}
-        pivots: dict[int, list[tuple[int, bytes, int]]] = {}
-        for index, needle in group:
-            for byte in set(needle):
-                if byte not in counts:
-                    counts[byte] = sample.count(byte)
-            at = min(range(len(needle)), key=lambda k: counts[needle[k]])
-            pivots.setdefault(needle[at], []).append((at, needle, index))
-        scale = end / max(len(sample), 1)
-        for byte, members in pivots.items():
-            expected = counts[byte] * scale
-            # Costs measured on this kind of machine (cProfile on a 50 MB RL log): a place costs
-            # ~0.5 us plus ~1 us per member compared; a find sweep ~0.5 ns per byte per needle.
-            if expected * (0.5 + 1.0 * len(members)) > len(members) * end * 0.0005:
-                for _at, needle, index in members:
-                    self._sweep(text, needle, index, end, hits)
-                continue
-            find = text.find
-            pivot = bytes((byte,))
-            pos = find(pivot, 0, end)
-            while pos >= 0:
-                for at, needle, index in members:
-                    start = pos - at
-                    if start >= 0 and start + len(needle) <= end and text.startswith(needle, start):
-                        hits.append((start + len(needle), index))
-                pos = find(pivot, pos + 1, end)
+    def _sample(self, text: bytes | bytearray, end: int) -> bytes:
+        step = max(end // self.SAMPLES, 1)
+        return b"".join(bytes(text[i : i + self.SAMPLE_SIZE]) for i in range(0, end, step))[
+            : self.SAMPLES * self.SAMPLE_SIZE
+        ]
 
-    @staticmethod
-    def _sweep(text: bytes | bytearray, needle: bytes, index: int, end: int, hits: list[tuple[int, int]]) -> None:
-        find = text.find
-        pos = find(needle, 0, end)
-        while pos >= 0:
-            stop = pos + len(needle)
-            hits.append((stop, index))
-            pos = find(needle, stop, end)
+    def _plan(self, group: list[tuple[int, bytes]], text: bytes | bytearray, end: int) -> _Plan:
+        """Greedy cover of the anchors by pivot bytes, the cheapest per anchor first."""
+        sample = self._sample(text, end)
+        scale = end / max(len(sample), 1)
+        containing: dict[int, int] = {}  # byte -> bitmask of the anchors that contain it
+        for k, (_index, needle) in enumerate(group):
+            for byte in set(needle):
+                containing[byte] = containing.get(byte, 0) | (1 << k)
+        expected = {byte: sample.count(byte) * scale for byte in containing}
+        sweep_cost = end * self._SWEEP_US_PER_BYTE
+        remaining = (1 << len(group)) - 1
+        pivots: list[tuple[bytes, dict[bytes, list[tuple[int, bytes, int]]]]] = []
+        sweeps: list[tuple[bytes, int]] = []
+        while remaining:
+            best: tuple[float, int, int] | None = None
+            for byte, mask in containing.items():
+                covered = mask & remaining
+                if covered:
+                    per_anchor = (expected[byte] * self._PLACE_US) / covered.bit_count()
+                    if best is None or per_anchor < best[0]:
+                        best = (per_anchor, byte, covered)
+            assert best is not None
+            per_anchor, byte, covered = best
+            members = [group[k] for k in range(len(group)) if covered >> k & 1]
+            remaining &= ~covered
+            if per_anchor > sweep_cost:
+                sweeps.extend((needle, index) for index, needle in members)
+                continue
+            by_key: dict[bytes, list[tuple[int, bytes, int]]] = {}
+            for index, needle in members:
+                at = needle.index(byte)
+                by_key.setdefault(needle[at : at + self.KEY], []).append((at, needle, index))
+            pivots.append((bytes((byte,)), by_key))
+        return pivots, sweeps
+
+
+_Plan = tuple[list[tuple[bytes, dict[bytes, list[tuple[int, bytes, int]]]]], list[tuple[bytes, int]]]
+
+
+def _sweep(text: bytes | bytearray, needle: bytes, index: int, end: int, hits: list[tuple[int, int]]) -> None:
+    find = text.find
+    pos = find(needle, 0, end)
+    while pos >= 0:
+        stop = pos + len(needle)
+        hits.append((stop, index))
+        pos = find(needle, stop, end)
 
 
 def _hs_escape(literal: bytes) -> bytes:
