@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         patterns.write_text(exported.stdout)
         n_patterns = len(exported.stdout.splitlines())
         engines = subprocess.run(
-            [sys.executable, "-c", "from rlfix.engines import available_engines as a; print(' '.join(a()))"],
+            [sys.executable, "-c", "from rlfix.match.engines import available_engines as a; print(' '.join(a()))"],
             capture_output=True,
             text=True,
             check=True,

@@ -11,7 +11,7 @@ __version__ = "0.1.0"
 
 from rlfix.api import diagnose
 from rlfix.errors import InputError, KnowledgeError, RlfixError, UsageError
-from rlfix.kb import KnowledgeBase, load_knowledge
+from rlfix.kb.load import KnowledgeBase, load_knowledge
 from rlfix.model import Evidence, Flag, Kind, Severity, Signature
 from rlfix.report import Diagnosis, Remedy, Report
 from rlfix.triage import Triage

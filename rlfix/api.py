@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import IO, Any, Union
 
 from rlfix.errors import InputError
-from rlfix.kb import KnowledgeBase
+from rlfix.kb.load import KnowledgeBase
 from rlfix.report import Report
 from rlfix.triage import Triage
 

@@ -18,9 +18,9 @@ import click
 
 from rlfix import __version__
 from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE, KnowledgeError, RlfixError
-from rlfix.kb import KnowledgeBase, load_knowledge
+from rlfix.kb.load import KnowledgeBase, load_knowledge
 from rlfix.model import Evidence
-from rlfix.render import DEFAULT_TOP, FORMATS, color_wanted
+from rlfix.render.text import DEFAULT_TOP, FORMATS, color_wanted
 from rlfix.report import Report
 
 EXIT_STATUS_HELP = """\b
@@ -125,8 +125,8 @@ def diagnose(
     healthy = diagnose_source(Path(baseline), kb=kb_obj, engine=engine) if baseline else None
     triage = Triage(kb_obj, engine=engine, redact=not no_redact, baseline=healthy)
     if follow:
-        from rlfix.follow import follow as follow_file
-        from rlfix.follow import stop_on_signals
+        from rlfix.integrations.follow import follow as follow_file
+        from rlfix.integrations.follow import stop_on_signals
 
         if len(paths) != 1 or paths[0] == "-":
             raise RlfixError("--follow needs exactly one FILE")
@@ -153,7 +153,7 @@ def diagnose(
 @kb_option
 def explain(sig_id: str, kb_dirs: tuple[str, ...]) -> None:
     """What a failure id means, why it happens, and how to fix it."""
-    from rlfix.describe import describe_signature
+    from rlfix.tools.describe import describe_signature
 
     kb = _kb(kb_dirs)
     sig = kb.get(sig_id)
@@ -183,7 +183,7 @@ def kb_list(kb_dirs: tuple[str, ...], kind: str | None) -> None:
 @kb_option
 def kb_show(sig_id: str, kb_dirs: tuple[str, ...]) -> None:
     """One signature as rlfix understands it: patterns, anchors, relations, flags, examples."""
-    from rlfix.describe import show_signature
+    from rlfix.tools.describe import show_signature
 
     kb_obj = _kb(kb_dirs)
     sig = kb_obj.get(sig_id)
@@ -197,7 +197,7 @@ def kb_show(sig_id: str, kb_dirs: tuple[str, ...]) -> None:
 @click.option("--strict", is_flag=True, help="Fail on warnings too.")
 def kb_lint(kb_dirs: tuple[str, ...], strict: bool) -> None:
     """Check schema, ids, taxonomy coverage, relations, examples and regex safety."""
-    from rlfix.lint import lint
+    from rlfix.tools.lint import lint
 
     try:
         kb_obj = _kb(kb_dirs)
@@ -223,9 +223,9 @@ def kb_lint(kb_dirs: tuple[str, ...], strict: bool) -> None:
 @kb_option
 def kb_info(kb_dirs: tuple[str, ...]) -> None:
     """Where the knowledge base comes from, its size, and the matching engine in use."""
-    from rlfix.engines import available_engines
-    from rlfix.kb import builtin_dir
-    from rlfix.match import line_counting
+    from rlfix.kb.load import builtin_dir
+    from rlfix.match.engines import available_engines
+    from rlfix.match.matcher import line_counting
     from rlfix.triage import _matcher
 
     kb_obj = _kb(kb_dirs)
@@ -246,7 +246,7 @@ def kb_info(kb_dirs: tuple[str, ...]) -> None:
 @kb_option
 def eval_cmd(directory: str, fmt: str, kb_dirs: tuple[str, ...]) -> None:
     """Accuracy on labelled logs (DIRECTORY/labels.yaml): top-1, top-3, false alarms, per id."""
-    from rlfix.evaluate import evaluate
+    from rlfix.tools.evaluate import evaluate
 
     result = evaluate(directory, _kb(kb_dirs))
     if fmt == "markdown":
@@ -269,7 +269,7 @@ def eval_cmd(directory: str, fmt: str, kb_dirs: tuple[str, ...]) -> None:
 @kb_option
 def kb_catalogue(kb_dirs: tuple[str, ...]) -> None:
     """Print the failure catalogue as Markdown (docs/signatures.md)."""
-    from rlfix.catalogue import render_catalogue
+    from rlfix.tools.catalogue import render_catalogue
 
     click.echo(render_catalogue(_kb(kb_dirs)), nl=False)
 
@@ -280,7 +280,7 @@ def kb_catalogue(kb_dirs: tuple[str, ...]) -> None:
 @kb_option
 def kb_draft(paths: tuple[str, ...], sig_id: str, kb_dirs: tuple[str, ...]) -> None:
     """Print a ready-to-edit signature for the unrecognised failure in a log (stdin without PATH)."""
-    from rlfix.draft import draft_signature
+    from rlfix.tools.draft import draft_signature
     from rlfix.triage import Triage
 
     triage = Triage(_kb(kb_dirs))
@@ -293,7 +293,7 @@ def kb_draft(paths: tuple[str, ...], sig_id: str, kb_dirs: tuple[str, ...]) -> N
 @kb_option
 def kb_export_patterns(dialect: str, kb_dirs: tuple[str, ...]) -> None:
     """Print every signature pattern, one per line (POSIX ERE for `grep -E -f`, or Python regex)."""
-    from rlfix.export import export_patterns
+    from rlfix.tools.export import export_patterns
 
     for line in export_patterns(_kb(kb_dirs), dialect=dialect):
         click.echo(line)

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rlfix.context import JobContext
 from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE
 from rlfix.model import Evidence, Flag, Kind, Severity, Signature
+from rlfix.observe.context import JobContext
 
 #: Version of the JSON document `Report.to_dict()` produces. Bumped only on breaking changes.
 JSON_VERSION = 1
@@ -184,7 +184,7 @@ class Report:
 
     def render(self, fmt: str = "text", **options: Any) -> str:
         """Render as `text`, `json`, `markdown` or `html`."""
-        from rlfix.render import render
+        from rlfix.render.text import render
 
         return render(self, fmt, **options)
 

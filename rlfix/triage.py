@@ -10,20 +10,17 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any, BinaryIO
 
-from rlfix.context import CONTEXT, JobContext, context_probes
+from rlfix.conclude.quantities import describe_quantities
+from rlfix.conclude.rank import Tally, rank
+from rlfix.conclude.remedies import choose_remedies
 from rlfix.errors import InputError
-from rlfix.kb import KnowledgeBase, load_knowledge
-from rlfix.match import Hit, Matcher
+from rlfix.kb.load import KnowledgeBase, load_knowledge
+from rlfix.match.matcher import Hit, Matcher
 from rlfix.model import Evidence, Kind
-from rlfix.progress import snapshot, stage_named_in
-from rlfix.quantities import describe_quantities
-from rlfix.rank import Tally, rank
-from rlfix.read import Input, Problem, expand
-from rlfix.redact import redact_secrets
-from rlfix.remedy import choose_remedies
-from rlfix.report import Diagnosis, Report, SourceStats
-from rlfix.tracebacks import TRACEBACK, TracebackTracker, traceback_probes
-from rlfix.unknown import (
+from rlfix.observe.context import CONTEXT, JobContext, context_probes
+from rlfix.observe.progress import snapshot, stage_named_in
+from rlfix.observe.tracebacks import TRACEBACK, TracebackTracker, traceback_probes
+from rlfix.observe.unknown import (
     ERRORLINE,
     TERMINATION,
     UNRECOGNIZED,
@@ -32,6 +29,9 @@ from rlfix.unknown import (
     template,
     unknown_probes,
 )
+from rlfix.read.inputs import Input, Problem, expand
+from rlfix.redact import redact_secrets
+from rlfix.report import Diagnosis, Report, SourceStats
 
 #: Lines remembered when lines are fed one at a time, to look back from a failure.
 RECENT_LINES = 2000

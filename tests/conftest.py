@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rlfix.kb import KnowledgeBase, load_knowledge
+from rlfix.kb.load import KnowledgeBase, load_knowledge
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"

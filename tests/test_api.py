@@ -8,7 +8,7 @@ import pytest
 
 import rlfix
 from rlfix.errors import InputError
-from rlfix.kb import KnowledgeBase
+from rlfix.kb.load import KnowledgeBase
 
 LOG = "step 1\n[rank2]: RuntimeError: CUDA error: an illegal memory access was encountered\nstep 2\n"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from rlfix.kb import load_knowledge
+from rlfix.kb.load import load_knowledge
 from rlfix.triage import Triage
 
 pytestmark = pytest.mark.browser

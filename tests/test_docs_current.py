@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rlfix.catalogue import render_catalogue
-from rlfix.kb import KnowledgeBase
+from rlfix.kb.load import KnowledgeBase
+from rlfix.tools.catalogue import render_catalogue
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -23,7 +23,7 @@ def test_catalogue_covers_every_signature(builtin_kb: KnowledgeBase) -> None:
 
 
 def test_accuracy_table_is_current(builtin_kb: KnowledgeBase) -> None:
-    from rlfix.evaluate import evaluate
+    from rlfix.tools.evaluate import evaluate
 
     expected = evaluate(DOCS.parent / "fixtures" / "logs", builtin_kb).to_markdown()
     assert (DOCS / "accuracy.md").read_text(encoding="utf-8") == expected, (

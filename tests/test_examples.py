@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from rlfix.kb import load_knowledge
-from rlfix.match import Matcher
+from rlfix.kb.load import load_knowledge
+from rlfix.match.engines import available_engines
+from rlfix.match.matcher import Matcher
 
 KB = load_knowledge()
-ENGINES = (
-    ["python", "hyperscan"] if "hyperscan" in __import__("rlfix.engines").engines.available_engines() else ["python"]
-)
+ENGINES = ["python", "hyperscan"] if "hyperscan" in available_engines() else ["python"]
 MATCHERS = {engine: Matcher.for_knowledge(KB, engine=engine) for engine in ENGINES}
 
 CASES = [

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from rlfix.follow import follow
+from rlfix.integrations.follow import follow
 from rlfix.model import Evidence
 from rlfix.report import Report
 from rlfix.triage import Triage

@@ -39,7 +39,7 @@ def test_wheel_ships_the_knowledge_base_and_works_from_anywhere(tmp_path: Path) 
     elsewhere.mkdir()
     log = FIXTURES / "cuda-illegal-memory-access--openrlhf-vllm072-buried.log"
     probe = (
-        "import rlfix, rlfix.kb, sys\n"
+        "import rlfix, rlfix.kb.load, sys\n"
         "assert rlfix.__file__.startswith(sys.argv[1]), rlfix.__file__\n"
         "print(rlfix.kb.builtin_dir(), len(rlfix.load_knowledge()), rlfix.diagnose(sys.argv[2]).top.id)\n"
     )

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from rlfix.anchors import derive_anchors
 from rlfix.errors import KnowledgeError
-from rlfix.kb import load_knowledge, parse_signature_file
+from rlfix.kb.anchors import derive_anchors
+from rlfix.kb.load import load_knowledge, parse_signature_file
 from rlfix.model import FlagForm, Kind
 
 GOOD = """\
@@ -129,7 +129,7 @@ def test_anchor_derivation(pattern: str, anchors: tuple[str, ...]) -> None:
 
 
 def test_builtin_knowledge_base_loads(builtin_kb: object) -> None:
-    from rlfix.kb import KnowledgeBase
+    from rlfix.kb.load import KnowledgeBase
 
     assert isinstance(builtin_kb, KnowledgeBase)
     assert len(builtin_kb) >= 30

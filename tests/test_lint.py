@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rlfix.kb import KnowledgeBase, load_knowledge
-from rlfix.lint import lint
+from rlfix.kb.load import KnowledgeBase, load_knowledge
+from rlfix.tools.lint import lint
 from tests.conftest import RunCli
 
 

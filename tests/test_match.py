@@ -4,10 +4,10 @@ import io
 
 import pytest
 
-import rlfix.match as match_mod
-from rlfix.engines import available_engines
-from rlfix.kb import KnowledgeBase
-from rlfix.match import Hit, Matcher
+import rlfix.match.matcher as match_mod
+from rlfix.kb.load import KnowledgeBase
+from rlfix.match.engines import available_engines
+from rlfix.match.matcher import Hit, Matcher
 
 ENGINES = available_engines()
 

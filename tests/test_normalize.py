@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from rlfix.normalize import clean, normalize
+from rlfix.match.normalize import clean, normalize
 
 
 @pytest.mark.parametrize(

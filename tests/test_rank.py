@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from rlfix.api import diagnose
-from rlfix.kb import KnowledgeBase
+from rlfix.kb.load import KnowledgeBase
 
 ILLEGAL = "RuntimeError: CUDA error: an illegal memory access was encountered"
 TIMEOUT = "[Rank {r}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE)"

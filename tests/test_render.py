@@ -5,8 +5,8 @@ import json
 import pytest
 
 import rlfix
-from rlfix.kb import KnowledgeBase
-from rlfix.render import color_wanted
+from rlfix.kb.load import KnowledgeBase
+from rlfix.render.text import color_wanted
 
 LOG = (
     "python3 -m openrlhf.cli.train_ppo_ray --vllm.enforce_eager False --micro_rollout_batch_size 8\n"

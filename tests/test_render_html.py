@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from rlfix.kb import KnowledgeBase, load_knowledge
-from rlfix.render_html import MAX_LANES, SLOTS, layout_timeline, render_html
+from rlfix.kb.load import KnowledgeBase, load_knowledge
+from rlfix.render.html import MAX_LANES, SLOTS, layout_timeline, render_html
 from rlfix.report import Report
 from rlfix.triage import Triage
 

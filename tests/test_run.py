@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rlfix.follow import LineFeeder
+from rlfix.integrations.follow import LineFeeder
 from rlfix.integrations.run import CommandNotFound, run_command
 from rlfix.triage import Triage
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import yaml
 
 import rlfix
-from rlfix.draft import draft_signature, pattern_for
-from rlfix.kb import KnowledgeBase, load_knowledge
+from rlfix.kb.load import KnowledgeBase, load_knowledge
+from rlfix.tools.draft import draft_signature, pattern_for
 from rlfix.triage import Triage
 from tests.conftest import RunCli
 

@@ -34,7 +34,7 @@ from rlfix.integrations.ray_state import (
     need_ray,
     reachable,
 )
-from rlfix.kb import KnowledgeBase, load_knowledge
+from rlfix.kb.load import KnowledgeBase, load_knowledge
 from rlfix.model import Evidence
 from rlfix.report import Report
 from rlfix.triage import Triage

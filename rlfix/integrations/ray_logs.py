@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from rlfix.errors import InputError
-from rlfix.read import Input, Problem, expand
+from rlfix.read.inputs import Input, Problem, expand
 from rlfix.triage import Triage
 
 #: A file above this size is read at its head (a quarter) and its tail (the rest) only.

@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rlfix.kb import KnowledgeBase
-from rlfix.normalize import normalize
+from rlfix.kb.load import KnowledgeBase
+from rlfix.match.normalize import normalize
 from rlfix.report import Report
 from rlfix.triage import Triage
 

@@ -29,8 +29,8 @@ from types import FrameType
 from typing import IO
 
 from rlfix.errors import RlfixError
-from rlfix.follow import LineFeeder, alert_on_roots
-from rlfix.kb import KnowledgeBase
+from rlfix.integrations.follow import LineFeeder, alert_on_roots
+from rlfix.kb.load import KnowledgeBase
 from rlfix.model import Evidence
 from rlfix.triage import Triage
 

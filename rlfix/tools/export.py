@@ -19,11 +19,11 @@ from typing import Any
 
 import regex
 
-from rlfix import anchors
-from rlfix.kb import KnowledgeBase
+from rlfix.kb import anchors
+from rlfix.kb.load import KnowledgeBase
 from rlfix.model import Pattern
 
-# The stdlib regex parser and its opcodes (private modules; rlfix.anchors picks them per version).
+# The stdlib regex parser and its opcodes (private modules; rlfix.kb.anchors picks them per version).
 _sre: Any = anchors.__dict__["_sre"]
 _sre_parse: Any = anchors.__dict__["_sre_parse"]
 

@@ -21,7 +21,7 @@ from html import escape
 from typing import Any
 
 from rlfix.model import Evidence
-from rlfix.render import _details_lines, _where_line
+from rlfix.render.text import _details_lines, _where_line
 from rlfix.report import Diagnosis, Remedy, Report
 
 #: Colour-blind-safe first (Okabe-Ito), then distinct extras; cycled when ids outnumber it.

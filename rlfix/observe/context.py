@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rlfix.match import Hit, Probe, observer_pattern
+from rlfix.match.matcher import Hit, Probe, observer_pattern
 
 CONTEXT = "@context"
 

@@ -16,12 +16,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from rlfix.context import JobContext
-from rlfix.kb import KnowledgeBase
+from rlfix.conclude.remedies import choose_remedies
+from rlfix.kb.load import KnowledgeBase
 from rlfix.model import Evidence, Kind, Severity, Signature
-from rlfix.remedy import choose_remedies
+from rlfix.observe.context import JobContext
+from rlfix.observe.unknown import template
 from rlfix.report import Diagnosis
-from rlfix.unknown import template
 
 #: Distinct evidence lines kept per signature; the rest are only counted.
 MAX_SAMPLES = 5

@@ -11,7 +11,7 @@ import yaml
 
 from rlfix.api import diagnose
 from rlfix.errors import InputError
-from rlfix.kb import KnowledgeBase
+from rlfix.kb.load import KnowledgeBase
 
 LABELS = "labels.yaml"
 

@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 if TYPE_CHECKING:
     import regex
 
-from rlfix.anchors import derive_anchors
-from rlfix.engines import Prefilter, make_prefilter
 from rlfix.errors import Location
-from rlfix.kb import KnowledgeBase
+from rlfix.kb.anchors import derive_anchors
+from rlfix.kb.load import KnowledgeBase
+from rlfix.match.engines import Prefilter, make_prefilter
+from rlfix.match.normalize import normalize
 from rlfix.model import LazyRegex, Line, Pattern
-from rlfix.normalize import normalize
 
 #: Bytes read per block. Memory is a small multiple of this, whatever the log's size.
 BLOCK_SIZE = 4 * 1024 * 1024

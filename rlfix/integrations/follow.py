@@ -22,7 +22,7 @@ from types import FrameType
 from typing import BinaryIO, Protocol
 
 from rlfix.errors import InputError
-from rlfix.match import MAX_LINE, OVERLAP
+from rlfix.match.matcher import MAX_LINE, OVERLAP
 from rlfix.model import Evidence, Kind, Severity
 from rlfix.report import Report
 from rlfix.triage import Alert, Triage

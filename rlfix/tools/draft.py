@@ -7,8 +7,8 @@ import re
 import yaml
 
 from rlfix.errors import UsageError
+from rlfix.observe.unknown import UNRECOGNIZED_ID
 from rlfix.report import Diagnosis, Report
-from rlfix.unknown import UNRECOGNIZED_ID
 
 # Masked spans become these regex fragments; everything else is escaped literally.
 _VARIABLE = re.compile(

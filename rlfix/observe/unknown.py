@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from rlfix.kb import KnowledgeBase
-from rlfix.match import Hit, Probe, observer_pattern
+from rlfix.kb.load import KnowledgeBase
+from rlfix.match.matcher import Hit, Probe, observer_pattern
 from rlfix.model import Evidence, Kind, Remediation, Severity, Signature
 
 ERRORLINE = "@error"

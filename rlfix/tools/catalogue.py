@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from rlfix.kb import KnowledgeBase
+from rlfix.kb.load import KnowledgeBase
 from rlfix.model import Flag
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")

@@ -7,8 +7,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from rlfix.errors import Location
-from rlfix.kb import KnowledgeBase
-from rlfix.match import Matcher
+from rlfix.kb.load import KnowledgeBase
+from rlfix.match.matcher import Matcher
 from rlfix.model import Kind, Signature
 
 #: Seconds a pattern may spend on one adversarial string before it counts as backtracking.

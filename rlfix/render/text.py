@@ -53,7 +53,7 @@ def render(report: Report, fmt: str = "text", **options: Any) -> str:
     if fmt in ("markdown", "md"):
         return render_markdown(report, **options)
     if fmt == "html":
-        from rlfix.render_html import render_html
+        from rlfix.render.html import render_html
 
         return render_html(report, **options)
     raise UsageError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")

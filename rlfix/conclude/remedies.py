@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from rlfix.context import JobContext
+from rlfix.kb.versions import version_in
 from rlfix.model import FlagForm, Signature
+from rlfix.observe.context import JobContext
 from rlfix.report import Remedy
-from rlfix.versions import version_in
 
 # Flags whose value is a fraction of GPU memory: lowering them is the fix for these failures.
 # (vLLM's KV-cache errors are left out on purpose: some of them are cured by raising it.)

@@ -11,7 +11,7 @@ import re
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 
-from rlfix.match import Hit, Probe, observer_pattern
+from rlfix.match.matcher import Hit, Probe, observer_pattern
 from rlfix.model import Line
 
 TRACEBACK = "@traceback"

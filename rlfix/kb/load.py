@@ -13,9 +13,9 @@ from typing import Any
 
 import yaml
 
-from rlfix.anchors import MIN_ANCHOR, capture_groups, derive_anchors
-from rlfix.anchors import parse as parse_regex
 from rlfix.errors import KnowledgeError, Location, Problem
+from rlfix.kb.anchors import MIN_ANCHOR, capture_groups, derive_anchors
+from rlfix.kb.anchors import parse as parse_regex
 from rlfix.model import (
     FRAMEWORKS,
     Examples,
@@ -487,8 +487,9 @@ def parse_taxonomy(text: str, file: str) -> tuple[list[TaxonomyEntry], list[Prob
 
 def builtin_dir() -> Path:
     """Where the bundled knowledge base lives: inside the installed package, or the checkout."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "knowledge", here.parent / "knowledge"):
+    package = Path(__file__).resolve().parent.parent
+    here = package
+    for candidate in (package / "knowledge", package.parent / "knowledge"):
         if (candidate / TAXONOMY_FILE).is_file():
             return candidate
     try:  # an unusual install layout (zip, custom finder)

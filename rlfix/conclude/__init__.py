@@ -1,0 +1,1 @@
+"""Concluding: tallies and observations -> a ranked, immutable Report."""

@@ -1,0 +1,1 @@
+"""Streaming observers of hits: job context, tracebacks, unknown errors, progress."""

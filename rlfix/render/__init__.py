@@ -1,0 +1,1 @@
+"""Rendering a Report as text, JSON, Markdown or HTML."""

@@ -1,0 +1,1 @@
+"""Knowledge-base tooling apart from the pipeline: lint, describe, draft, catalogue, export, evaluate."""
