@@ -7,14 +7,15 @@
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
+# Registers the output formats with Report (the data layer never imports the presentation layer).
+import rlfix.render  # noqa: F401
 from rlfix.api import diagnose
 from rlfix.errors import InputError, KnowledgeError, RlfixError, UsageError
 from rlfix.kb.load import KnowledgeBase, load_knowledge
 from rlfix.model import Evidence, Flag, Kind, Severity, Signature
 from rlfix.report import Diagnosis, Remedy, Report
 from rlfix.triage import Triage
+from rlfix.version import __version__
 
 __all__ = [
     "Diagnosis",

@@ -16,12 +16,12 @@ from typing import Any
 
 import click
 
-from rlfix import __version__
 from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE, KnowledgeError, RlfixError
 from rlfix.kb.load import KnowledgeBase, load_knowledge
 from rlfix.model import Evidence
-from rlfix.render.text import DEFAULT_TOP, FORMATS, color_wanted
+from rlfix.render import DEFAULT_TOP, FORMATS, color_wanted
 from rlfix.report import Report
+from rlfix.version import __version__
 
 EXIT_STATUS_HELP = """\b
 Exit status:

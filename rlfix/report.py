@@ -5,11 +5,24 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE
+from rlfix.details import Details, Insights
+from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE, UsageError
+from rlfix.job import JobContext
 from rlfix.model import Evidence, Flag, Kind, Severity, Signature
-from rlfix.observe.context import JobContext
+from rlfix.version import __version__
+
+
+class Renderer(Protocol):
+    """Turns a report into text in one format."""
+
+    def __call__(self, report: Report, **options: Any) -> str: ...
+
+
+#: Renderers by format name. `rlfix.render` fills it when imported (importing `rlfix` does), so
+#: this data layer never imports the presentation layer above it.
+RENDERERS: dict[str, Renderer] = {}
 
 #: Version of the JSON document `Report.to_dict()` produces. Bumped only on breaking changes.
 JSON_VERSION = 1
@@ -45,7 +58,7 @@ class Diagnosis:
     reasons: tuple[str, ...] = ()
     folded: tuple[Diagnosis, ...] = ()
     remedies: tuple[Remedy, ...] = ()
-    details: Mapping[str, Any] = field(default_factory=dict)
+    details: Details = field(default_factory=Details)
 
     @property
     def id(self) -> str:
@@ -83,7 +96,7 @@ class Diagnosis:
             "workers": list(self.workers),
             "nodes": list(self.nodes),
             "values": dict(self.values),
-            "details": dict(self.details),
+            "details": self.details.to_dict(),
             "evidence": [e.to_dict() for e in self.evidence],
             "explains": [
                 {"id": f.id, "kind": f.kind.value, "title": f.title, "count": f.count, "first": f.first.to_dict()}
@@ -121,7 +134,7 @@ class Report:
     sources: tuple[SourceStats, ...] = ()
     errors: tuple[str, ...] = ()
     engine: str = ""
-    insights: Mapping[str, Any] = field(default_factory=dict)
+    insights: Insights = field(default_factory=Insights)
     #: (signature id, evidence) for every matched line in log order, bounded; for timelines.
     timeline: tuple[tuple[str, Evidence], ...] = ()
 
@@ -163,8 +176,6 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         """The versioned JSON contract (see docs/json.md)."""
-        from rlfix import __version__
-
         return {
             "version": JSON_VERSION,
             "tool": {"name": "rlfix", "version": __version__, "engine": self.engine},
@@ -172,7 +183,7 @@ class Report:
             "top": self.top.id if self.top else None,
             "context": self.context.to_dict(),
             "diagnoses": [d.to_dict() for d in self.diagnoses],
-            "insights": dict(self.insights),
+            "insights": self.insights.to_dict(),
             "inputs": [
                 {"source": s.name, "lines": s.lines, "bytes": s.bytes, "skipped": s.skipped} for s in self.sources
             ],
@@ -183,10 +194,11 @@ class Report:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, sort_keys=False)
 
     def render(self, fmt: str = "text", **options: Any) -> str:
-        """Render as `text`, `json`, `markdown` or `html`."""
-        from rlfix.render.text import render
-
-        return render(self, fmt, **options)
+        """Render as `text`, `json`, `markdown` or `html` (options: see `rlfix.render.RenderOptions`)."""
+        renderer = RENDERERS.get(fmt)
+        if renderer is None:
+            raise UsageError(f"unknown format {fmt!r}; choose from {', '.join(sorted(RENDERERS))}")
+        return renderer(self, **options)
 
     def __str__(self) -> str:
         return self.render("text", color=False)

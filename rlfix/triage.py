@@ -6,32 +6,22 @@ import io
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
 from functools import lru_cache
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
-from rlfix.conclude.quantities import describe_quantities
-from rlfix.conclude.rank import Tally, rank
-from rlfix.conclude.remedies import choose_remedies
+from rlfix.conclude import Observations, conclude
 from rlfix.errors import InputError
 from rlfix.kb.load import KnowledgeBase, load_knowledge
-from rlfix.match.matcher import Hit, Matcher
+from rlfix.match.matcher import Hit, Matcher, ProbeKind
 from rlfix.model import Evidence, Kind
-from rlfix.observe.context import CONTEXT, JobContext, context_probes
-from rlfix.observe.progress import snapshot, stage_named_in
-from rlfix.observe.tracebacks import TRACEBACK, TracebackTracker, traceback_probes
-from rlfix.observe.unknown import (
-    ERRORLINE,
-    TERMINATION,
-    UNRECOGNIZED,
-    UnknownTracker,
-    similar_signatures,
-    template,
-    unknown_probes,
-)
+from rlfix.observe.context import ContextTracker, context_probes
+from rlfix.observe.progress import snapshot
+from rlfix.observe.tally import Tally
+from rlfix.observe.tracebacks import TracebackTracker, traceback_probes
+from rlfix.observe.unknown import UnknownTracker, unknown_probes
 from rlfix.read.inputs import Input, Problem, expand
 from rlfix.redact import redact_secrets
-from rlfix.report import Diagnosis, Report, SourceStats
+from rlfix.report import Report, SourceStats
 
 #: Lines remembered when lines are fed one at a time, to look back from a failure.
 RECENT_LINES = 2000
@@ -43,13 +33,6 @@ MAX_TIMELINE = 5000
 EVIDENCE_CHARS = 600
 
 Alert = Callable[[Evidence, str], None]
-
-
-@lru_cache(maxsize=8)
-def _versioned_flags(kb: KnowledgeBase) -> tuple[tuple[str, str, str], ...]:
-    return tuple(
-        (f.framework, f.versions, f.key) for sig in kb for f in sig.remediation.flags if f.versions is not None
-    )
 
 
 @lru_cache(maxsize=8)
@@ -82,7 +65,7 @@ class Triage:
     ) -> None:
         self.kb = kb if kb is not None else load_knowledge([os.fspath(d) for d in kb_dirs])
         self.matcher = _matcher(self.kb, engine)
-        self.context = JobContext()
+        self.context = ContextTracker()
         self.redact = redact
         self.on_new = on_new
         self.baseline = baseline
@@ -180,7 +163,7 @@ class Triage:
     def _sink(self, hit: Hit) -> None:
         owner = hit.probe.owner
         self._order += 1
-        if owner.startswith("@"):
+        if hit.probe.kind is not ProbeKind.SIGNATURE:
             self._observe(hit)
             return
         sig = self.kb.get(owner)
@@ -230,12 +213,12 @@ class Triage:
         return b"\n".join(list(self._recent)[:-1])
 
     def _observe(self, hit: Hit) -> None:
-        owner = hit.probe.owner
-        if owner.startswith(CONTEXT):
+        kind = hit.probe.kind
+        if kind is ProbeKind.CONTEXT:
             self.context.observe(hit)
-        elif owner.startswith(TRACEBACK):
+        elif kind is ProbeKind.TRACEBACK:
             self._tracebacks.observe(hit)
-        elif owner in (ERRORLINE, TERMINATION):
+        else:
             self._unknown.observe(hit, self._evidence(hit, self._order, {}))
 
     def _evidence(self, hit: Hit, order: int, values: dict[str, str]) -> Evidence:
@@ -271,107 +254,23 @@ class Triage:
         return sorted(self._tallies, key=lambda s: self._tallies[s].first.order)
 
     def report(self) -> Report:
-        """Rank everything fed so far. Can be called repeatedly while feeding continues."""
+        """Rank everything fed so far. Can be called repeatedly while feeding continues: the report
+        is a snapshot that later lines do not change."""
+        return conclude(self._tallies, self.observations(), self.kb, self.baseline)
+
+    def observations(self) -> Observations:
+        """A frozen snapshot of what the observers saw so far."""
         sources = list(self._sources)
         if self._feed_lines:
             sources.append(SourceStats(self._feed_source, self._feed_lines, self._feed_bytes))
-        tallies, discounted = self._without_baseline()
-        self.context.infer_eras(_versioned_flags(self.kb))
-        diagnoses = list(rank(tallies, self.kb, self.context))
-        diagnoses = [self._with_quantities(self._explain_exception(d)) for d in diagnoses]
-        if not diagnoses and (self._unknown.crashed or self._tracebacks.unterminated()):
-            diagnoses.insert(0, self._unrecognized())
-        return Report(
-            diagnoses=tuple(diagnoses),
-            context=self.context,
+        return Observations(
+            context=self.context.snapshot(),
+            progress=dict(self._progress),
+            unknown=self._unknown.snapshot(),
+            open_traceback=self._tracebacks.unterminated(),
+            timeline=tuple(self._timeline),
             sources=tuple(sources),
             errors=tuple(self._errors),
             engine=self.matcher.engine,
-            timeline=tuple(self._timeline),
-            insights=self._insights(diagnoses, discounted),
+            redact=self.redact,
         )
-
-    def _without_baseline(self) -> tuple[dict[str, Tally], list[str]]:
-        """Drop signatures whose every sample also shows in the healthy baseline run."""
-        if self.baseline is None:
-            return self._tallies, []
-        healthy = {(sig_id, template(e.message)) for sig_id, e in self.baseline.timeline}
-        kept: dict[str, Tally] = {}
-        dropped: list[str] = []
-        for sig_id, tally in self._tallies.items():
-            if all((sig_id, template(e.message)) in healthy for e in tally.samples):
-                dropped.append(sig_id)
-            else:
-                kept[sig_id] = tally
-        return kept, dropped
-
-    def _with_quantities(self, diag: Diagnosis) -> Diagnosis:
-        said = describe_quantities(diag.id, diag.values)
-        return replace(diag, details={**diag.details, "quantities": said}) if said else diag
-
-    def _explain_exception(self, diag: Diagnosis) -> Diagnosis:
-        if not diag.signature.fallback:
-            return diag
-        # Ray prints the wrapper (`RayTaskError(KeyError)`) before the real line (`KeyError: 'answer'`):
-        # the class comes from the first, the message from the second.
-        details: dict[str, Any] = {k: diag.values[k] for k in ("exception", "message", "raised_at") if k in diag.values}
-        details["similar"] = similar_signatures(self.kb, diag.first.message)
-        return replace(diag, details=details)
-
-    def _unrecognized(self) -> Diagnosis:
-        unknown = self._unknown
-        recent = unknown.top_templates()
-        evidence = [t.first for t in sorted(recent, key=lambda t: t.first.order)]
-        if unknown.termination is not None:
-            evidence.append(unknown.termination)
-        query = recent[0].first.message if recent else (unknown.termination.message if unknown.termination else "")
-        details: dict[str, Any] = {
-            "exit_code": unknown.exit_code,
-            "templates": [{"template": t.template, "count": t.count} for t in recent],
-        }
-        open_traceback = self._tracebacks.unterminated()
-        if open_traceback is not None:
-            # A traceback whose exception line never came: the log was cut, or the process died mid-print.
-            header, (file, line_no, func) = open_traceback[0], open_traceback[1] or ("?", "?", "?")
-            text = redact_secrets(header.text) if self.redact else header.text
-            evidence.insert(0, Evidence(header.source, header.number, text[:EVIDENCE_CHARS], header.message))
-            details["raised_at"] = f"{file}:{line_no} in {func}"
-            query = query or f"{func} {file}"
-        details["similar"] = similar_signatures(self.kb, query)
-        return Diagnosis(
-            signature=UNRECOGNIZED,
-            evidence=tuple(evidence[:6]),
-            count=sum(t.count for t in recent) or 1,
-            confidence=UNRECOGNIZED.confidence,
-            reasons=("the job ended with a failure, but no signature in the knowledge base matched",),
-            remedies=choose_remedies(UNRECOGNIZED, self.context),
-            details=details,
-        )
-
-    def _insights(self, diagnoses: list[Diagnosis], discounted: list[str]) -> dict[str, object]:
-        out: dict[str, object] = {}
-        top = next((d for d in diagnoses if d.kind is Kind.ROOT), diagnoses[0] if diagnoses else None)
-        if top is not None:
-            stage, step = self._progress.get(top.id, (None, None))
-            out["stage"] = stage_named_in([e.text for e in top.evidence]) or stage
-            out["last_step"] = step
-            first = top.first
-            out["first_failure"] = {
-                "id": top.id,
-                "source": first.source,
-                "line": first.line,
-                "rank": first.rank,
-                "worker": first.worker,
-                "node": first.node,
-            }
-            collateral: set[str] = set()
-            for sub in top.folded:
-                for e in sub.evidence:
-                    if e.where and e.where != first.where:
-                        collateral.add(e.where)
-            out["collateral"] = sorted(collateral)
-        if self._unknown.templates:
-            out["error_templates"] = self._unknown.to_list()
-        if discounted:
-            out["discounted_by_baseline"] = discounted
-        return out

@@ -46,8 +46,8 @@ def test_fallback_only_without_a_specific_root(mini_kb: KnowledgeBase) -> None:
     report = diagnose(f"{TRACEBACK}ValueError: bad thing\n", kb=mini_kb)
     assert report.ids == ["t-fallback"]
     assert report.top is not None
-    assert report.top.details["exception"] == "ValueError"
-    assert report.top.details["raised_at"] == "/app/reward.py:12 in score"
+    assert report.top.details.exception is not None and report.top.details.exception.exception == "ValueError"
+    assert report.top.details.raised_at == "/app/reward.py:12 in score"
     report = diagnose(f"{TRACEBACK}ValueError: bad thing\n{ILLEGAL}\n", kb=mini_kb)
     assert report.ids == ["t-illegal-access"]
 
@@ -65,23 +65,23 @@ def test_interleaved_ranks_keep_their_own_tracebacks(mini_kb: KnowledgeBase) -> 
         "[rank1]: KeyError: 'reward'\n"
     )
     top = diagnose(log, kb=mini_kb).top
-    assert top is not None and top.details["raised_at"] == "/app/b.py:2 in g" and top.first.rank == 1
+    assert top is not None and top.details.raised_at == "/app/b.py:2 in g" and top.first.rank == 1
 
 
 def test_unknown_crash_is_never_nothing_found(mini_kb: KnowledgeBase) -> None:
     log = "step 1\nERROR worker 3: flux capacitor overheated\nERROR worker 4: flux capacitor overheated\nexited with code 3\n"
     report = diagnose(log, kb=mini_kb)
     assert report.ids == ["unrecognized-failure"]
-    assert report.top is not None and report.top.details["exit_code"] == "3"
-    assert report.top.details["templates"][0] == {"template": "ERROR worker <N>: flux capacitor overheated", "count": 2}
+    assert report.top is not None and report.top.details.unrecognized is not None and report.top.details.unrecognized.exit_code == "3"
+    assert report.top.details.unrecognized is not None and report.top.details.unrecognized.templates[0].to_dict() == {"template": "ERROR worker <N>: flux capacitor overheated", "count": 2}
     assert report.exit_code == 1
 
 
 def test_stage_and_last_step(mini_kb: KnowledgeBase) -> None:
     log = "step: 41 loss 0.1\nstep: 42 loss 0.1\nSaving checkpoint to /ckpt\n" + f"{ILLEGAL}\n"
     report = diagnose(log, kb=mini_kb)
-    assert report.insights["stage"] == "checkpoint-save"
-    assert report.insights["last_step"] == 42
+    assert report.insights.stage == "checkpoint-save"
+    assert report.insights.last_step == 42
 
 
 def test_symptom_alone_is_reported_after_roots_and_as_a_symptom(mini_kb: KnowledgeBase) -> None:
@@ -114,4 +114,4 @@ def test_uncaught_exception_before_a_collateral_timeout_is_the_cause(mini_kb: Kn
     report = diagnose(log, kb=mini_kb)
     assert report.ids == ["t-fallback"]
     assert report.top is not None and [f.id for f in report.top.folded] == ["t-timeout"]
-    assert report.insights["first_failure"]["rank"] == 2  # type: ignore[index]
+    assert report.insights.first_failure is not None and report.insights.first_failure.rank == 2

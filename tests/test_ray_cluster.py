@@ -256,13 +256,13 @@ def test_cluster_scan_names_the_node_of_each_evidence_line(head: RayHead) -> Non
     from rlfix.integrations.ray import diagnose_cluster
 
     report = diagnose_cluster(address=head.gcs_address)
-    nodes = report.insights["ray_nodes"]
-    assert len(nodes) == 1 and nodes[0]["files"] > 0
-    ip = nodes[0]["ip"]
+    nodes = report.insights.ray_nodes
+    assert nodes is not None and len(nodes) == 1 and nodes[0].files > 0
+    ip = nodes[0].ip
     oom = report.get("ray-oom-killer")
     assert oom is not None, report.render("text")
     assert all(e.source.startswith(f"{ip}:") for e in oom.evidence)
-    assert nodes[0]["counts"]["ray-oom-killer"] >= oom.count
+    assert nodes[0].counts["ray-oom-killer"] >= oom.count
 
 
 def test_cli_ray_commands_as_a_user_runs_them(head: RayHead, jobs_dir: Path, run_cli: RunCli) -> None:

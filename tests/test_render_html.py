@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from rlfix.kb.load import KnowledgeBase, load_knowledge
-from rlfix.render.html import MAX_LANES, SLOTS, layout_timeline, render_html
+from rlfix.render.html import render_html
+from rlfix.render.timeline import MAX_LANES, SLOTS, layout_timeline
 from rlfix.report import Report
 from rlfix.triage import Triage
 

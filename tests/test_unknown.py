@@ -8,7 +8,8 @@ import yaml
 
 import rlfix
 from rlfix.kb.load import KnowledgeBase, load_knowledge
-from rlfix.tools.draft import draft_signature, pattern_for
+from rlfix.templates import pattern_for
+from rlfix.tools.draft import draft_signature
 from rlfix.triage import Triage
 from tests.conftest import RunCli
 
@@ -52,7 +53,7 @@ def test_baseline_discounts_what_the_healthy_run_also_shows(mini_kb: KnowledgeBa
     triage.feed_text(noisy + "RuntimeError: an illegal memory access was encountered\n")
     report = triage.report()
     assert report.ids == ["t-illegal-access"]
-    assert report.insights["discounted_by_baseline"] == ["t-generic-assert"]
+    assert report.insights.discounted_by_baseline == ("t-generic-assert",)
 
 
 def test_similar_signatures_are_suggested(builtin_kb: KnowledgeBase) -> None:
@@ -64,4 +65,4 @@ def test_similar_signatures_are_suggested(builtin_kb: KnowledgeBase) -> None:
     top = rlfix.diagnose(log, kb=builtin_kb).top
     assert top is not None
     if top.id == "python-exception":
-        assert top.details["similar"], top.details
+        assert top.details.similar, top.details

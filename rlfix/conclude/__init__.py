@@ -1,1 +1,86 @@
-"""Concluding: tallies and observations -> a ranked, immutable Report."""
+"""Concluding: tallies and a frozen snapshot of observations -> a ranked, immutable `Report`.
+
+`conclude()` is a pure function: it reads what the streaming stage accumulated and changes none
+of it, so a live `Triage` can be asked for a report as often as it likes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+
+from rlfix.conclude.annotate import with_exception, with_quantities
+from rlfix.conclude.insights import Progress, insights
+from rlfix.conclude.rank import rank
+from rlfix.conclude.unrecognized import OpenTraceback, unrecognized
+from rlfix.job import JobContext
+from rlfix.kb.load import KnowledgeBase
+from rlfix.model import Evidence
+from rlfix.observe.tally import Tally
+from rlfix.observe.unknown import UnknownErrors
+from rlfix.report import Report, SourceStats
+from rlfix.templates import template
+
+__all__ = ["Observations", "conclude"]
+
+
+@dataclass(frozen=True)
+class Observations:
+    """Everything the streaming stage saw besides the signature tallies, frozen."""
+
+    context: JobContext
+    #: Per root signature id: the stage and the last step when it first showed.
+    progress: Mapping[str, Progress]
+    unknown: UnknownErrors
+    open_traceback: OpenTraceback | None = None
+    timeline: tuple[tuple[str, Evidence], ...] = ()
+    sources: tuple[SourceStats, ...] = ()
+    errors: tuple[str, ...] = ()
+    engine: str = ""
+    redact: bool = True
+
+
+def conclude(
+    tallies: Mapping[str, Tally],
+    observed: Observations,
+    kb: KnowledgeBase,
+    baseline: Report | None = None,
+) -> Report:
+    """Rank the tallies, explain them, and say what the failure looked like as a whole."""
+    kept, discounted = without_baseline(tallies, baseline)
+    context = observed.context.with_eras(_versioned_flags(kb))
+    diagnoses = [with_quantities(with_exception(d, kb)) for d in rank(kept, kb, context)]
+    if not diagnoses and (observed.unknown.crashed or observed.open_traceback is not None):
+        diagnoses.append(unrecognized(observed.unknown, observed.open_traceback, kb, context, observed.redact))
+    return Report(
+        diagnoses=tuple(diagnoses),
+        context=context,
+        sources=observed.sources,
+        errors=observed.errors,
+        engine=observed.engine,
+        timeline=observed.timeline,
+        insights=insights(diagnoses, observed.progress, observed.unknown, discounted),
+    )
+
+
+def without_baseline(tallies: Mapping[str, Tally], baseline: Report | None) -> tuple[Mapping[str, Tally], list[str]]:
+    """Drop signatures whose every sample also shows in the healthy baseline run."""
+    if baseline is None:
+        return tallies, []
+    healthy = {(sig_id, template(e.message)) for sig_id, e in baseline.timeline}
+    kept: dict[str, Tally] = {}
+    dropped: list[str] = []
+    for sig_id, tally in tallies.items():
+        if all((sig_id, template(e.message)) in healthy for e in tally.samples):
+            dropped.append(sig_id)
+        else:
+            kept[sig_id] = tally
+    return kept, dropped
+
+
+@lru_cache(maxsize=8)
+def _versioned_flags(kb: KnowledgeBase) -> tuple[tuple[str, str, str], ...]:
+    return tuple(
+        (f.framework, f.versions, f.key) for sig in kb for f in sig.remediation.flags if f.versions is not None
+    )

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from rlfix.job import JobContext
 from rlfix.kb.versions import version_in
 from rlfix.model import FlagForm, Signature
-from rlfix.observe.context import JobContext
 from rlfix.report import Remedy
 
 # Flags whose value is a fraction of GPU memory: lowering them is the fix for these failures.

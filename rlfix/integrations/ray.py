@@ -23,6 +23,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import IO, Any, Literal
 
+from rlfix.details import NodeScan
 from rlfix.errors import InputError, UsageError
 from rlfix.integrations.ray_logs import feed_session_logs, resolve_logs_dir, since_text
 from rlfix.integrations.ray_scan import scan_into, with_nodes
@@ -357,7 +358,7 @@ def diagnose_exception(
     if not ray.is_initialized():
         return triage.report()
     job_hex = ray.get_runtime_context().get_job_id()
-    nodes: list[dict[str, Any]] = []
+    nodes: list[NodeScan] = []
     if cluster:
         nodes = scan_into(triage)
     else:

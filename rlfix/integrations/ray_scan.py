@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rlfix.details import NodeScan
 from rlfix.kb.load import KnowledgeBase
 from rlfix.match.normalize import normalize
 from rlfix.report import Report
@@ -113,7 +114,7 @@ def scan_this_node(kb: KnowledgeBase | None) -> dict[str, Any]:
     return out
 
 
-def merge_node(triage: Triage, result: Mapping[str, Any]) -> dict[str, Any]:
+def merge_node(triage: Triage, result: Mapping[str, Any]) -> NodeScan:
     """Feed one node's compact evidence to `triage` (sources `<ip>:<file>`); return the node's summary."""
     ip = result["ip"]
     by_source: dict[str, dict[int, str]] = {}
@@ -127,23 +128,23 @@ def merge_node(triage: Triage, result: Mapping[str, Any]) -> dict[str, Any]:
             triage.feed(lines[number], f"{ip}:{source}", number=number)
     for err in result["errors"]:
         triage.add_error(f"{ip}: {err}")
-    return {
-        "node_id": result["node_id"],
-        "ip": ip,
-        "logs_dir": result["logs_dir"],
-        "files": len(result["sources"]),
-        "lines": sum(int(s[1]) for s in result["sources"]),
-        "bytes": sum(int(s[2]) for s in result["sources"]),
-        "counts": dict(result["counts"]),
-    }
+    return NodeScan(
+        node_id=str(result["node_id"]),
+        ip=str(ip),
+        logs_dir=str(result["logs_dir"]),
+        files=len(result["sources"]),
+        lines=sum(int(s[1]) for s in result["sources"]),
+        bytes=sum(int(s[2]) for s in result["sources"]),
+        counts=dict(result["counts"]),
+    )
 
 
-def with_nodes(report: Report, nodes: list[dict[str, Any]]) -> Report:
-    """The report with the per-node summary under `insights["ray_nodes"]`."""
-    return dataclasses.replace(report, insights={**report.insights, "ray_nodes": nodes})
+def with_nodes(report: Report, nodes: list[NodeScan]) -> Report:
+    """The report with the per-node summary in `insights.ray_nodes`."""
+    return dataclasses.replace(report, insights=dataclasses.replace(report.insights, ray_nodes=tuple(nodes)))
 
 
-def scan_into(triage: Triage, timeout: float = SCAN_TIMEOUT) -> list[dict[str, Any]]:
+def scan_into(triage: Triage, timeout: float = SCAN_TIMEOUT) -> list[NodeScan]:
     """Scan every alive node of the connected cluster and merge the evidence into `triage`.
 
     Returns one summary per node (sorted by IP); a node whose scan fails or times out is
@@ -162,7 +163,7 @@ def scan_into(triage: Triage, timeout: float = SCAN_TIMEOUT) -> list[dict[str, A
         strategy = NodeAffinitySchedulingStrategy(node_id=node["NodeID"], soft=False)
         ref = scan.options(scheduling_strategy=strategy, name="rlfix-scan").remote(kb_ref)
         pending[ref] = str(node.get("NodeManagerAddress") or node["NodeID"])
-    nodes: list[dict[str, Any]] = []
+    nodes: list[NodeScan] = []
     deadline = time.monotonic() + timeout
     remaining = list(pending)
     # Merge each result as it arrives: the driver holds one node's evidence at a time, not all of them.
@@ -179,4 +180,4 @@ def scan_into(triage: Triage, timeout: float = SCAN_TIMEOUT) -> list[dict[str, A
     for ref in remaining:
         triage.add_error(f"scan on node {pending[ref]} did not finish in {timeout:.0f} s")
         ray.cancel(ref, force=True)
-    return sorted(nodes, key=lambda n: (str(n["ip"]), str(n["node_id"])))
+    return sorted(nodes, key=lambda n: (n.ip, n.node_id))

@@ -11,8 +11,9 @@ from __future__ import annotations
 import io
 import os
 import stat
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 if TYPE_CHECKING:
@@ -38,10 +39,22 @@ WINDOW = 8 * 1024
 REGEX_TIMEOUT = 0.05
 
 
+class ProbeKind(Enum):
+    """Who reads a probe's hits."""
+
+    SIGNATURE = "signature"
+    CONTEXT = "context"
+    TRACEBACK = "traceback"
+    ERROR_LINE = "error-line"
+    TERMINATION = "termination"
+
+
 @dataclass(frozen=True)
 class Probe:
-    """A pattern owned by a signature (`owner` = its id) or by an observer (`@context`, ...).
+    """A pattern owned by a signature (`owner` = its id) or by an observer (context, tracebacks, ...).
 
+    `kind` says who reads its hits and `detail` what the observer asked for (its own typed value);
+    `owner` groups probes so that one line gives at most one hit per owner.
     Observers that only need a few sightings (which framework is this?) set `max_hits`, and those
     whose anchors can be common set `max_lines`, the candidate lines they may examine per scan:
     after that they stop costing anything, so a log's size never multiplies their cost.
@@ -51,6 +64,8 @@ class Probe:
     pattern: Pattern
     max_hits: int | None = None
     max_lines: int | None = None
+    kind: ProbeKind = ProbeKind.SIGNATURE
+    detail: Hashable | None = None
 
 
 @dataclass(frozen=True)
@@ -332,7 +347,7 @@ class Matcher:
                     if budget is not None:
                         budget.hit(index)
         # The fallback only speaks for lines no other signature explains.
-        specific = any(not h.probe.owner.startswith("@") and h.probe.owner not in self._fallbacks for h in found)
+        specific = any(h.probe.kind is ProbeKind.SIGNATURE and h.probe.owner not in self._fallbacks for h in found)
         for hit in found:
             if specific and hit.probe.owner in self._fallbacks:
                 continue

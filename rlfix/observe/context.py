@@ -7,13 +7,34 @@ costs nothing on lines that hold none of their anchors.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from enum import Enum
 
-from rlfix.match.matcher import Hit, Probe, observer_pattern
+from rlfix.job import JobContext
+from rlfix.match.matcher import Hit, Probe, ProbeKind, observer_pattern
 
 CONTEXT = "@context"
+
+
+class Fact(Enum):
+    """What a context probe looks for."""
+
+    FRAMEWORK = "framework"
+    VERSION = "version"
+    SETTING = "setting"
+    GPU = "gpu"
+    DUMP = "dump"
+    WORLD = "world"
+    LAUNCH = "launch"
+
+
+@dataclass(frozen=True)
+class ContextDetail:
+    """A context probe's question: a fact, and for framework sightings which framework."""
+
+    fact: Fact
+    framework: str | None = None
+
 
 # Frameworks are named by what their own code prints or by how they are launched.
 # (name, regex, anchors): anchors are explicit where the derived literal would be a common word.
@@ -70,142 +91,101 @@ _GPU = r"(?P<gpu>NVIDIA (?:A100|H100|H800|H20|A800|A10G?|L40S?|L4|V100|RTX \w+|G
 CONTEXT_LINES = 20_000
 
 
-def _probe(kind: str, source: str, anchors: tuple[str, ...] = (), max_hits: int | None = None) -> Probe:
-    return Probe(f"{CONTEXT}:{kind}", observer_pattern(source, anchors), max_hits=max_hits, max_lines=CONTEXT_LINES)
+def _probe(
+    fact: Fact, source: str, anchors: tuple[str, ...] = (), max_hits: int | None = None, framework: str | None = None
+) -> Probe:
+    owner = f"{CONTEXT}:{fact.value}" + (f":{framework}" if framework else "")
+    return Probe(
+        owner,
+        observer_pattern(source, anchors),
+        max_hits=max_hits,
+        max_lines=CONTEXT_LINES,
+        kind=ProbeKind.CONTEXT,
+        detail=ContextDetail(fact, framework),
+    )
 
 
 def context_probes() -> list[Probe]:
-    """Observer probes that feed a `JobContext`."""
+    """Observer probes that feed a `ContextTracker`."""
     # A framework is known after a few sightings; the rest of the log need not be examined for it.
-    probes = [_probe(f"framework:{name}", p, a, max_hits=3) for name, p, a in _FRAMEWORK_PATTERNS]
-    probes += [_probe("version", p, a) for p, a in _VERSION_PATTERNS]
-    probes += [_probe("setting", p, a) for p, a in _SETTING_PATTERNS]
-    probes.append(_probe("gpu", _GPU, max_hits=64))
-    probes.append(_probe("dump", _DUMP_LEAF, ("': ", '": ')))
-    probes.append(_probe("world", _WORLD, ("world_size", "world size"), max_hits=16))
-    probes.append(_probe("launch", _LAUNCH, ("python", "torchrun", "accelerate launch", "deepspeed"), max_hits=1))
+    probes = [_probe(Fact.FRAMEWORK, p, a, max_hits=3, framework=name) for name, p, a in _FRAMEWORK_PATTERNS]
+    probes += [_probe(Fact.VERSION, p, a) for p, a in _VERSION_PATTERNS]
+    probes += [_probe(Fact.SETTING, p, a) for p, a in _SETTING_PATTERNS]
+    probes.append(_probe(Fact.GPU, _GPU, max_hits=64))
+    probes.append(_probe(Fact.DUMP, _DUMP_LEAF, ("': ", '": ')))
+    probes.append(_probe(Fact.WORLD, _WORLD, ("world_size", "world size"), max_hits=16))
+    probes.append(_probe(Fact.LAUNCH, _LAUNCH, ("python", "torchrun", "accelerate launch", "deepspeed"), max_hits=1))
     return probes
 
 
 #: Bound on how many settings are remembered, so a pathological log cannot grow memory.
 MAX_SETTINGS = 2000
 
-# When several frameworks show, the one that drives the job names the flags a user changes.
-_PRECEDENCE = ("simplerl", "openrlhf", "verl", "trl", "deepspeed", "vllm", "ray", "pytorch")
 
+class ContextTracker:
+    """Accumulates what context probes find; `snapshot()` hands out a frozen `JobContext`."""
 
-@dataclass
-class JobContext:
-    """Frameworks, versions, GPUs and settings the log reveals, with the line each came from."""
-
-    frameworks: dict[str, int] = field(default_factory=dict)
-    versions: dict[str, str] = field(default_factory=dict)
-    settings: dict[str, str] = field(default_factory=dict)
-    gpus: dict[str, int] = field(default_factory=dict)
-    #: Leaf keys of printed config dumps (`'free_cache_engine': True`), used when the full key is absent.
-    dumped: dict[str, str] = field(default_factory=dict)
-    world_size: int | None = None
-    #: The command line that launched the job, when the log shows it.
-    command: str | None = None
-    #: framework -> version ranges whose flag spellings the log itself uses (OpenRLHF renamed its
-    #: flags in 0.10.2, so `--zero_stage` in a command line dates the job without a version banner).
-    eras: dict[str, set[str]] = field(default_factory=dict)
+    def __init__(self) -> None:
+        self.frameworks: dict[str, int] = {}
+        self.versions: dict[str, str] = {}
+        self.settings: dict[str, str] = {}
+        self.gpus: dict[str, int] = {}
+        self.dumped: dict[str, str] = {}
+        self.world_size: int | None = None
+        self.command: str | None = None
 
     def observe(self, hit: Hit) -> None:
         """Record what one context probe found."""
-        kind = hit.probe.owner.split(":", 2)[1]
-        message = hit.line.message
-        if kind == "framework":
-            name = hit.probe.owner.rsplit(":", 1)[1]
-            self.frameworks[name] = self.frameworks.get(name, 0) + 1
-        elif kind == "version":
-            groups = {k: v for k, v in hit.match.groupdict().items() if v}
-            if "name" in groups and "version" in groups:
-                self.versions.setdefault(_canonical(groups["name"]), groups["version"])
-            for key, value in groups.items():
-                if key not in ("name", "version"):
-                    self.versions.setdefault(key, value)
-        elif kind == "setting":
-            if len(self.settings) < MAX_SETTINGS:
-                for key, value in _CLI_FLAG.findall(message) + _HYDRA.findall(message):
-                    self.settings.setdefault(key, value.strip("'\","))
-        elif kind == "gpu":
+        detail = hit.probe.detail
+        if not isinstance(detail, ContextDetail):
+            return
+        fact, message = detail.fact, hit.line.message
+        if fact is Fact.FRAMEWORK and detail.framework is not None:
+            self.frameworks[detail.framework] = self.frameworks.get(detail.framework, 0) + 1
+        elif fact is Fact.VERSION:
+            self._version(hit)
+        elif fact is Fact.SETTING:
+            self._settings(message)
+        elif fact is Fact.GPU:
             gpu = hit.match.group("gpu")
             self.gpus[gpu] = self.gpus.get(gpu, 0) + 1
-        elif kind == "dump":
+        elif fact is Fact.DUMP:
             if len(self.dumped) < MAX_SETTINGS:
                 self.dumped.setdefault(hit.match.group("key"), hit.match.group("value").strip().strip("'\""))
-        elif kind == "launch":
+        elif fact is Fact.LAUNCH:
             if self.command is None:
                 self.command = hit.match.group("cmd")[:500]
                 # A launch line's flags are settings too.
-                for key, value in _CLI_FLAG.findall(self.command) + _HYDRA.findall(self.command):
-                    self.settings.setdefault(key, value.strip("'\","))
-        elif kind == "world":
+                self._settings(self.command)
+        elif fact is Fact.WORLD:
             self.world_size = max(self.world_size or 0, int(hit.match.group("world")))
 
-    @property
-    def framework(self) -> str | None:
-        """The framework that drives the job (the one whose flags the user would change)."""
-        for name in _PRECEDENCE:
-            if name in self.frameworks:
-                return name
-        return None
+    def _version(self, hit: Hit) -> None:
+        groups = {k: v for k, v in hit.match.groupdict().items() if v}
+        if "name" in groups and "version" in groups:
+            self.versions.setdefault(_canonical(groups["name"]), groups["version"])
+        for key, value in groups.items():
+            if key not in ("name", "version"):
+                self.versions.setdefault(key, value)
 
-    def framework_version(self, name: str) -> str | None:
-        return self.versions.get(name)
+    def _settings(self, text: str) -> None:
+        if len(self.settings) < MAX_SETTINGS:
+            for key, value in _CLI_FLAG.findall(text) + _HYDRA.findall(text):
+                self.settings.setdefault(key, value.strip("'\","))
 
-    def active_frameworks(self) -> list[str]:
-        """Detected frameworks, the driving one first; simpleRL-reason also runs verl's flags."""
-        found = [n for n in _PRECEDENCE if n in self.frameworks]
-        if "simplerl" in found and "verl" not in found:
-            found.insert(1, "verl")
-        return found
-
-    def infer_eras(self, flags: Iterable[tuple[str, str, str]]) -> None:
-        """Record which versioned flag spellings (framework, versions, key) the log uses."""
-        self.eras = {}
-        for framework, versions, key in flags:
-            if framework not in self.versions and key in self.settings:
-                self.eras.setdefault(framework, set()).add(versions)
-
-    def setting(self, key: str) -> str | None:
-        """The value of a flag or override as the log shows it, trying `--a.b` and `--a_b` forms."""
-        for candidate in _spellings(key):
-            if candidate in self.settings:
-                return self.settings[candidate]
-        leaf = key.lstrip("+-").rsplit(".", 1)[-1]
-        if "." in key and leaf in self.dumped:
-            return self.dumped[leaf]
-        return None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "framework": self.framework,
-            "frameworks": self.active_frameworks(),
-            "versions": dict(sorted(self.versions.items())),
-            "gpus": dict(sorted(self.gpus.items())),
-            "world_size": self.world_size,
-            "command": self.command,
-            "settings": dict(sorted(self.settings.items())),
-            "config_dump": dict(sorted(self.dumped.items())),
-        }
-
-    @property
-    def empty(self) -> bool:
-        return not (self.frameworks or self.versions or self.settings or self.gpus or self.dumped)
+    def snapshot(self) -> JobContext:
+        """A frozen copy of everything seen so far: later lines cannot change it."""
+        return JobContext(
+            frameworks=dict(self.frameworks),
+            versions=dict(self.versions),
+            settings=dict(self.settings),
+            gpus=dict(self.gpus),
+            dumped=dict(self.dumped),
+            world_size=self.world_size,
+            command=self.command,
+        )
 
 
 def _canonical(name: str) -> str:
     name = name.lower().replace("_", "-")
     return {"flash-attn": "flash-attn"}.get(name, name)
-
-
-def _spellings(key: str) -> Iterable[str]:
-    yield key
-    bare = key.lstrip("+")
-    if bare != key:
-        yield bare
-    if key.startswith("--"):
-        yield key.replace("_", "-")
-        yield key.replace("-", "_").replace("__", "--", 1)

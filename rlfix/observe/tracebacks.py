@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
+from enum import Enum
 
-from rlfix.match.matcher import Hit, Probe, observer_pattern
+from rlfix.match.matcher import Hit, Probe, ProbeKind, observer_pattern
 from rlfix.model import Line
 
 TRACEBACK = "@traceback"
@@ -27,13 +28,27 @@ _EXCEPTION = re.compile(
 )
 
 
+class Part(Enum):
+    """Which part of a traceback a probe finds."""
+
+    HEADER = "header"
+    FRAME = "frame"
+
+
 def traceback_probes() -> list[Probe]:
     """Observer probes for traceback headers and frames."""
     return [
-        Probe(f"{TRACEBACK}:start", observer_pattern(r"Traceback \(most recent call last\)")),
+        Probe(
+            f"{TRACEBACK}:start",
+            observer_pattern(r"Traceback \(most recent call last\)"),
+            kind=ProbeKind.TRACEBACK,
+            detail=Part.HEADER,
+        ),
         Probe(
             f"{TRACEBACK}:frame",
             observer_pattern(r'^File "(?P<file>[^"]{1,500})", line (?P<line>\d+), in (?P<func>[^\s]{1,200})'),
+            kind=ProbeKind.TRACEBACK,
+            detail=Part.FRAME,
         ),
     ]
 
@@ -58,7 +73,7 @@ class TracebackTracker:
     def observe(self, hit: Hit) -> None:
         key = _key(hit.line)
         tb = self._open.get(key)
-        start = hit.probe.owner.endswith(":start")
+        start = hit.probe.detail is Part.HEADER
         if start or tb is None:
             # A frame with no header before it opens a traceback too (pasted excerpts often start
             # mid-way), but only a header makes it an uncaught one: Ray also prints the frames of
@@ -67,7 +82,7 @@ class TracebackTracker:
             self._open.move_to_end(key)
             while len(self._open) > MAX_STREAMS:
                 self._open.popitem(last=False)
-            if hit.probe.owner.endswith(":start"):
+            if start:
                 return
         m = hit.match
         tb.frames.append((m.group("file"), m.group("line"), m.group("func")))

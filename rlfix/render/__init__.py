@@ -1,1 +1,66 @@
-"""Rendering a Report as text, JSON, Markdown or HTML."""
+"""Rendering a `Report` as text, JSON, Markdown or HTML: formatting only, no conclusions.
+
+Importing this package registers every format in `rlfix.report.RENDERERS`, which is how
+`Report.render()` and `Report._repr_html_` find them without the data layer importing this one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from rlfix.render.html import render_html
+from rlfix.render.markdown import render_markdown
+from rlfix.render.text import DEFAULT_TOP, color_wanted, render_text
+from rlfix.report import RENDERERS, Report
+
+__all__ = ["DEFAULT_TOP", "FORMATS", "RENDERERS", "RenderOptions", "color_wanted", "render"]
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    """How much of a report to show; every renderer takes these (and ignores what it cannot show)."""
+
+    #: Diagnoses shown (None: all); `show_all` overrides it.
+    top: int | None = DEFAULT_TOP
+    show_all: bool = False
+    #: Flags for frameworks the log does not show, too.
+    all_flags: bool = False
+    #: Every evidence sample instead of the first few.
+    verbose: bool = False
+    #: ANSI colour (text only).
+    color: bool = False
+    #: A fragment instead of a page (HTML only; notebooks use it).
+    compact: bool = False
+
+    def for_format(self, fmt: str) -> dict[str, Any]:
+        """The options as keyword arguments for the renderer of `fmt`."""
+        options = asdict(self)
+        if fmt != "text":
+            options.pop("color")
+        if fmt != "html":
+            options.pop("compact")
+        return options
+
+
+def _json(report: Report, **_: Any) -> str:
+    return report.to_json()
+
+
+RENDERERS.update(
+    {
+        "text": render_text,
+        "json": _json,
+        "markdown": render_markdown,
+        "md": render_markdown,
+        "html": render_html,
+    }
+)
+
+#: Formats a user can ask for (`md` is an alias of `markdown`).
+FORMATS = ("text", "json", "markdown", "html")
+
+
+def render(report: Report, fmt: str = "text", options: RenderOptions | None = None) -> str:
+    """Render `report` in one of FORMATS."""
+    return report.render(fmt, **(options or RenderOptions()).for_format(fmt))

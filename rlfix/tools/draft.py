@@ -2,31 +2,12 @@
 
 from __future__ import annotations
 
-import re
-
 import yaml
 
+from rlfix.conclude.unrecognized import UNRECOGNIZED_ID
 from rlfix.errors import UsageError
-from rlfix.observe.unknown import UNRECOGNIZED_ID
 from rlfix.report import Diagnosis, Report
-
-# Masked spans become these regex fragments; everything else is escaped literally.
-_VARIABLE = re.compile(
-    r"(?P<ip>\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b)|(?P<path>(?:/[\w.\-@+]+){2,})|(?P<hex>\b0x[0-9a-fA-F]+\b)"
-    r"|(?P<id>\b[0-9a-f]{12,}\b)|(?P<num>[-+]?\d+(?:\.\d+)?)"
-)
-_FRAGMENT = {"ip": r"[\d.:]+", "path": r"\S+", "hex": r"0x[0-9a-fA-F]+", "id": r"[0-9a-f]+", "num": r"[-+]?[\d.]+"}
-
-
-def pattern_for(message: str) -> str:
-    """A linear regex matching `message` with its numbers, paths and ids left variable."""
-    out, pos = [], 0
-    for m in _VARIABLE.finditer(message):
-        out.append(re.escape(message[pos : m.start()]))
-        out.append(_FRAGMENT[m.lastgroup or "num"])
-        pos = m.end()
-    out.append(re.escape(message[pos:]))
-    return "".join(out).replace("\\ ", " ")
+from rlfix.templates import pattern_for
 
 
 def _target(report: Report) -> Diagnosis:
@@ -43,7 +24,8 @@ def draft_signature(report: Report, sig_id: str = "my-new-failure") -> str:
     diag = _target(report)
     evidence = diag.evidence[0]
     message = evidence.message
-    title = diag.details.get("exception") or message[:60]
+    exception = diag.details.exception
+    title = (exception.exception if exception is not None else None) or message[:60]
     entry = {
         "id": sig_id,
         "title": f"TODO: name this failure ({title})",

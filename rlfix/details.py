@@ -1,0 +1,182 @@
+"""Typed details of a diagnosis and insights of a report, each with the JSON it has always had.
+
+These are what renderers and integrations read; `to_dict()` keeps the JSON contract (docs/json.md)
+exactly as it was when these were plain dictionaries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ExceptionInfo:
+    """The uncaught exception behind a `python-exception` diagnosis."""
+
+    exception: str | None = None
+    message: str | None = None
+    raised_at: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        pairs = (("exception", self.exception), ("message", self.message), ("raised_at", self.raised_at))
+        return {key: value for key, value in pairs if value is not None}
+
+
+@dataclass(frozen=True)
+class SimilarSignature:
+    """A known signature whose examples look like an unexplained error (rapidfuzz score, 0-100)."""
+
+    id: str
+    score: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "score": self.score}
+
+
+@dataclass(frozen=True)
+class ErrorTemplate:
+    """Error lines that differ only in numbers, paths and ids, counted together."""
+
+    template: str
+    count: int
+    source: str = ""
+    line: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"template": self.template, "count": self.count}
+
+    def to_summary(self) -> dict[str, Any]:
+        """With where it was first seen (the form `insights.error_templates` uses)."""
+        return {**self.to_dict(), "first": {"source": self.source, "line": self.line}}
+
+
+@dataclass(frozen=True)
+class UnrecognizedFailure:
+    """A failure no signature knows: how the job ended and its most recent error templates."""
+
+    exit_code: str | None
+    templates: tuple[ErrorTemplate, ...] = ()
+    raised_at: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"exit_code": self.exit_code, "templates": [t.to_dict() for t in self.templates]}
+        if self.raised_at is not None:
+            out["raised_at"] = self.raised_at
+        return out
+
+
+@dataclass(frozen=True)
+class Details:
+    """What a diagnosis says beyond its evidence; every part optional."""
+
+    exception: ExceptionInfo | None = None
+    unrecognized: UnrecognizedFailure | None = None
+    #: None when no look-up was made (only fallbacks and unrecognised failures look).
+    similar: tuple[SimilarSignature, ...] | None = None
+    #: Numbers in the evidence said in words ("asked for 2.00 GiB with 1.10 GiB free").
+    quantities: tuple[str, ...] = ()
+
+    @property
+    def raised_at(self) -> str | None:
+        """The frame that raised the exception, when the traceback showed it."""
+        if self.exception is not None and self.exception.raised_at:
+            return self.exception.raised_at
+        return self.unrecognized.raised_at if self.unrecognized is not None else None
+
+    def names(self) -> frozenset[str]:
+        """The JSON keys these details fill (values under the same names are not repeated)."""
+        return frozenset(self.to_dict())
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.exception is not None:
+            out.update(self.exception.to_dict())
+        if self.unrecognized is not None:
+            out.update(self.unrecognized.to_dict())
+        if self.similar is not None:
+            out["similar"] = [s.to_dict() for s in self.similar]
+        if self.quantities:
+            out["quantities"] = list(self.quantities)
+        return out
+
+
+@dataclass(frozen=True)
+class FirstFailure:
+    """Where the top root cause first showed."""
+
+    id: str
+    source: str
+    line: int
+    rank: int | None = None
+    worker: str | None = None
+    node: str | None = None
+
+    @property
+    def place(self) -> str:
+        """ "rank 2, worker X" or "" when the line carries no place."""
+        pairs = (("rank", self.rank), ("worker", self.worker), ("node", self.node))
+        return ", ".join(f"{key} {value}" for key, value in pairs if value is not None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "source": self.source,
+            "line": self.line,
+            "rank": self.rank,
+            "worker": self.worker,
+            "node": self.node,
+        }
+
+
+@dataclass(frozen=True)
+class NodeScan:
+    """What the scan of one Ray node read (`rlfix ray cluster`)."""
+
+    node_id: str
+    ip: str
+    logs_dir: str
+    files: int
+    lines: int
+    bytes: int
+    counts: Mapping[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "node_id": self.node_id,
+            "ip": self.ip,
+            "logs_dir": self.logs_dir,
+            "files": self.files,
+            "lines": self.lines,
+            "bytes": self.bytes,
+            "counts": dict(self.counts),
+        }
+
+
+@dataclass(frozen=True)
+class Insights:
+    """The story of the failure: stage, last step, first failing place, collateral, unknown errors."""
+
+    stage: str | None = None
+    last_step: int | None = None
+    first_failure: FirstFailure | None = None
+    collateral: tuple[str, ...] = ()
+    error_templates: tuple[ErrorTemplate, ...] = ()
+    discounted_by_baseline: tuple[str, ...] = ()
+    ray_nodes: tuple[NodeScan, ...] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.first_failure is not None:
+            out["stage"] = self.stage
+            out["last_step"] = self.last_step
+            out["first_failure"] = self.first_failure.to_dict()
+            out["collateral"] = list(self.collateral)
+        if self.error_templates:
+            out["error_templates"] = [t.to_summary() for t in self.error_templates]
+        if self.discounted_by_baseline:
+            out["discounted_by_baseline"] = list(self.discounted_by_baseline)
+        if self.ray_nodes is not None:
+            out["ray_nodes"] = [n.to_dict() for n in self.ray_nodes]
+        return out

@@ -1,0 +1,186 @@
+"""The timeline drawn as inline SVG (well-formed XML), its legend, and its section of the page."""
+
+from __future__ import annotations
+
+from html import escape
+
+from rlfix.render.timeline import Mark, TimelineLayout, layout_timeline
+from rlfix.report import Report
+
+#: Colour-blind-safe first (Okabe-Ito), then distinct extras; cycled when ids outnumber it.
+PALETTE = (
+    "#d55e00",
+    "#0072b2",
+    "#009e73",
+    "#cc79a7",
+    "#e69f00",
+    "#56b4e9",
+    "#7f3c8d",
+    "#8c6d1f",
+    "#3b4cc0",
+    "#6b6b6b",
+)
+
+# SVG geometry, in viewBox units.
+_W = 1000
+_LABEL_W = 236
+_PAD_R = 16
+_TOP = 30
+_LANE_H = 22
+_AXIS_H = 40
+
+
+def _e(text: object) -> str:
+    return escape(str(text), quote=True)
+
+
+def colours(report: Report) -> dict[str, str]:
+    """A stable colour per signature id: ranked diagnoses first, each followed by what it folds."""
+    ids: list[str] = []
+    for d in report.diagnoses:
+        ids.append(d.id)
+        ids.extend(f.id for f in d.folded)
+    ids.extend(sig_id for sig_id, _ in report.timeline)
+    out: dict[str, str] = {}
+    for sig_id in ids:
+        if sig_id not in out:
+            out[sig_id] = PALETTE[len(out) % len(PALETTE)]
+    return out
+
+
+def _folded_ids(report: Report) -> set[str]:
+    return {f.id for d in report.diagnoses for f in d.folded}
+
+
+# --- SVG ---------------------------------------------------------------------------------
+
+
+def _mark_svg(m: Mark, cx: float, cy: float, colour: str, folded: bool, first: bool) -> str:
+    e = m.evidence
+    where = f"{e.source}:{e.line}" + (f" [{e.where}]" if e.where else "")
+    if e.timestamp:
+        where += f" {e.timestamp}"
+    more = f" (+{m.lines - 1} more lines here)" if m.lines > 1 else ""
+    tip = f"{m.sig_id}{' (folded)' if folded else ''}: {where}{more}\n{e.text}"
+    attrs = f'class="mark{" first" if first else ""}" data-sig="{_e(m.sig_id)}" data-line="{e.line}"'
+    if folded:
+        # Folded findings are hollow diamonds: the cascade, not the cause.
+        r = 5.2
+        shape = (
+            f'<path d="M{cx:.1f} {cy - r:.1f}L{cx + r:.1f} {cy:.1f}L{cx:.1f} {cy + r:.1f}L{cx - r:.1f} {cy:.1f}Z" '
+            f'fill="#fff" stroke="{colour}" stroke-width="2"/>'
+        )
+    else:
+        shape = f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="5.5" fill="{colour}" stroke="#fff" stroke-width="1"/>'
+    ring = ""
+    if first:
+        ring = f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="9" fill="none" stroke="{colour}" stroke-width="2"/>'
+    return f"<g {attrs}><title>{_e(tip)}</title>{ring}{shape}</g>"
+
+
+def timeline_svg(report: Report, layout: TimelineLayout) -> str:
+    """The timeline as an inline SVG element (well-formed XML as well as HTML)."""
+    colour = colours(report)
+    folded = _folded_ids(report)
+    plot_w = _W - _LABEL_W - _PAD_R
+    height = _TOP + _LANE_H * len(layout.lanes) + _AXIS_H
+
+    def x_at(x: float) -> float:
+        return _LABEL_W + 8 + x * (plot_w - 16)
+
+    def y_at(lane: int) -> float:
+        return _TOP + _LANE_H * lane + _LANE_H / 2
+
+    axis_name = (
+        "time (from the log's timestamps)" if layout.axis == "time" else "log position (matched lines, in order)"
+    )
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_W} {height}" role="img" '
+        f'aria-label="Timeline of matched lines by {_e("rank, worker or source")}" data-axis="{layout.axis}">'
+    ]
+    for i, lane in enumerate(layout.lanes):
+        y = _TOP + _LANE_H * i
+        cls = "first-lane" if lane.first else ("stripe" if i % 2 else "")
+        if cls:
+            out.append(f'<rect class="{cls}" x="0" y="{y}" width="{_W}" height="{_LANE_H}"/>')
+        label = lane.label if len(lane.label) <= 34 else lane.label[:33] + "…"
+        text_cls = "lane-label first-label" if lane.first else "lane-label"
+        prefix = "▶ " if lane.first else ""
+        out.append(
+            f'<text class="{text_cls}" x="8" y="{y + _LANE_H / 2 + 4:.1f}" data-lane="{_e(lane.label)}">'
+            f"<title>{_e(lane.label)}: {lane.points} matched line(s)</title>{prefix}{_e(label)}</text>"
+        )
+    bottom = _TOP + _LANE_H * len(layout.lanes)
+    for x, label in layout.ticks:
+        px = x_at(x)
+        out.append(f'<line class="gridline" x1="{px:.1f}" y1="{_TOP}" x2="{px:.1f}" y2="{bottom}"/>')
+        out.append(f'<text x="{px:.1f}" y="{bottom + 14}" text-anchor="middle">{_e(label)}</text>')
+    out.append(f'<text x="{x_at(0.5):.1f}" y="{bottom + 32}" text-anchor="middle">{_e(axis_name)}</text>')
+    if layout.first is not None:
+        fx = x_at(layout.first.x)
+        out.append(f'<line class="first-line" x1="{fx:.1f}" y1="{_TOP - 6}" x2="{fx:.1f}" y2="{bottom}"/>')
+        anchor = "start" if layout.first.x < 0.75 else "end"
+        dx = 4 if anchor == "start" else -4
+        out.append(
+            f'<text class="first-label" x="{fx + dx:.1f}" y="{_TOP - 10}" text-anchor="{anchor}">'
+            f"first failure: {_e(layout.lanes[layout.first.lane].label)}</text>"
+        )
+    for m in sorted(layout.marks, key=lambda m: (m is layout.first, m.sig_id not in folded)):
+        out.append(
+            _mark_svg(
+                m, x_at(m.x), y_at(m.lane), colour.get(m.sig_id, "#6b6b6b"), m.sig_id in folded, m is layout.first
+            )
+        )
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _legend(report: Report) -> str:
+    colour = colours(report)
+    counts: dict[str, int] = {}
+    for sig_id, e in report.timeline:
+        counts[sig_id] = counts.get(sig_id, 0) + max(e.repeat, 1)
+    items = []
+    for d in report.diagnoses:
+        for sub, is_folded in [(d, False), *((f, True) for f in d.folded)]:
+            if sub.id not in counts:
+                continue
+            c = colour[sub.id]
+            style = f"color:{c};background:{'#fff' if is_folded else c}"
+            shape = "sw sub" if is_folded else "sw"
+            kind = f"folded under {d.id}" if is_folded else f"{sub.kind.value}"
+            items.append(
+                f'<li class="{"sub" if is_folded else "main"}" data-sig="{_e(sub.id)}" title="click to highlight">'
+                f'<span class="{shape}" style="{style}"></span><span class="mono">{_e(sub.id)}</span> '
+                f'<span class="muted small">{_e(kind)}, {counts[sub.id]} line(s)</span></li>'
+            )
+    return '<ul class="legend">' + "".join(items) + "</ul>"
+
+
+def timeline_section(report: Report) -> str:
+    layout = layout_timeline(report)
+    if layout is None:
+        return ""
+    first = layout.first
+    lead = ""
+    if first is not None:
+        e = first.evidence
+        lead = (
+            f'<p class="small">The first failure is on <b>{_e(layout.lanes[first.lane].label)}</b> '
+            f"({_e(e.source)}:{e.line}); filled circles are findings ranked on their own, hollow diamonds "
+            f"are folded findings it explains: the cascade. Hover a mark for its line; click the legend to "
+            f"highlight one finding.</p>"
+        )
+    note = ""
+    drawn = sum(max(e.repeat, 1) for _, e in report.timeline)
+    matched = sum(d.count + sum(f.count for f in d.folded) for d in report.diagnoses)
+    if matched > drawn:
+        # The core keeps a bounded timeline; say so rather than let a long tail look healthy.
+        note = f'<p class="muted small">Showing the first {drawn:,} of {matched:,} matched lines.</p>'
+    return (
+        f'<section class="timeline"><h2>Timeline</h2>{lead}{timeline_svg(report, layout)}{_legend(report)}{note}'
+        "</section>"
+    )
+
+
+# --- HTML sections ----------------------------------------------------------------------
