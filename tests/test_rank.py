@@ -72,8 +72,10 @@ def test_unknown_crash_is_never_nothing_found(mini_kb: KnowledgeBase) -> None:
     log = "step 1\nERROR worker 3: flux capacitor overheated\nERROR worker 4: flux capacitor overheated\nexited with code 3\n"
     report = diagnose(log, kb=mini_kb)
     assert report.ids == ["unrecognized-failure"]
-    assert report.top is not None and report.top.details.unrecognized is not None and report.top.details.unrecognized.exit_code == "3"
-    assert report.top.details.unrecognized is not None and report.top.details.unrecognized.templates[0].to_dict() == {"template": "ERROR worker <N>: flux capacitor overheated", "count": 2}
+    assert report.top is not None
+    unknown = report.top.details.unrecognized
+    assert unknown is not None and unknown.exit_code == "3"
+    assert unknown.templates[0].to_dict() == {"template": "ERROR worker <N>: flux capacitor overheated", "count": 2}
     assert report.exit_code == 1
 
 
