@@ -8,12 +8,15 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any, Union
 
+from rlfix.alerts import Alert
 from rlfix.errors import InputError
 from rlfix.kb.load import KnowledgeBase
 from rlfix.report import Report
 from rlfix.triage import Triage
 
-Source = Union[str, bytes, "os.PathLike[str]", IO[Any], Iterable[str], Iterable[bytes]]
+Source = Union[
+    str, bytes, "os.PathLike[str]", Sequence["str | os.PathLike[str]"], IO[Any], Iterable[str], Iterable[bytes]
+]
 
 
 def diagnose(
@@ -24,6 +27,8 @@ def diagnose(
     engine: str = "auto",
     redact: bool = True,
     strict: bool = True,
+    baseline: Source | Report | None = None,
+    on_alert: Alert | None = None,
 ) -> Report:
     """Diagnose a log and return a ranked `Report`.
 
@@ -33,11 +38,18 @@ def diagnose(
 
     With `strict=True` (the default) an unreadable path raises `InputError`; with
     `strict=False` it is recorded in `Report.errors` and the other inputs are still read.
+    `baseline` is a healthy run of the same job (any kind of source, or its report): findings
+    that also show there are discounted. `on_alert(evidence, id)` is called the first time each
+    signature matches. `engine` is `auto`, `hyperscan` or `python`; `redact=False` quotes
+    evidence without masking credentials.
 
     >>> diagnose("RuntimeError: CUDA error: an illegal memory access was encountered\\n").top.id
     'cuda-illegal-memory-access'
     """
-    triage = Triage(kb, kb_dirs=kb_dirs, engine=engine, redact=redact)
+    triage = Triage(kb, kb_dirs=kb_dirs, engine=engine, redact=redact, on_new=on_alert)
+    if baseline is not None and not isinstance(baseline, Report):
+        baseline = diagnose(baseline, kb=triage.kb, engine=engine, redact=redact, strict=strict)
+    triage.baseline = baseline
     feed(triage, source, strict=strict)
     return triage.report()
 

@@ -12,14 +12,15 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import click
 
-from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE, KnowledgeError, RlfixError
+from rlfix.alerts import format_alert
+from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE, KnowledgeError, RlfixError, UsageError
+from rlfix.integrations.follow import DEFAULT_IDLE_EXIT
 from rlfix.kb.load import KnowledgeBase, load_knowledge
 from rlfix.model import Evidence
-from rlfix.render import DEFAULT_TOP, FORMATS, color_wanted
+from rlfix.render import DEFAULT_TOP, FORMATS, RenderOptions, color_wanted, render
 from rlfix.report import Report
 from rlfix.version import __version__
 
@@ -84,7 +85,7 @@ def cli() -> None:
 @click.option(
     "--idle-exit",
     type=click.FloatRange(min=0),
-    default=30.0,
+    default=DEFAULT_IDLE_EXIT,
     show_default=True,
     metavar="SECONDS",
     help="With --follow: stop once a fatal root cause is known and the file has not grown for this long.",
@@ -118,34 +119,45 @@ def diagnose(
     rotation), print an alert the moment a root cause appears, and print the full report on
     Ctrl-C, or once a fatal root cause is known and FILE has been idle for --idle-exit seconds.
     """
-    from rlfix.api import diagnose as diagnose_source
-    from rlfix.triage import Triage
-
-    kb_obj = _kb(kb_dirs)
-    healthy = diagnose_source(Path(baseline), kb=kb_obj, engine=engine) if baseline else None
-    triage = Triage(kb_obj, engine=engine, redact=not no_redact, baseline=healthy)
     if follow:
-        from rlfix.integrations.follow import follow as follow_file
-        from rlfix.integrations.follow import stop_on_signals
-
-        if len(paths) != 1 or paths[0] == "-":
-            raise RlfixError("--follow needs exactly one FILE")
-        with stop_on_signals() as stop:
-            report = follow_file(paths[0], triage, on_alert=_alert, idle_exit=idle_exit, stop=stop)
+        report = _follow(paths, kb_dirs, engine, not no_redact, baseline, idle_exit)
     else:
-        triage.feed_paths(list(paths) or ["-"], strict=False)
-        report = triage.report()
-    for err in report.errors:
-        _fail(err)
+        from rlfix.api import diagnose as diagnose_source
+
+        report = diagnose_source(
+            [Path(p) for p in paths or ("-",)],
+            kb=_kb(kb_dirs),
+            engine=engine,
+            redact=not no_redact,
+            strict=False,
+            baseline=Path(baseline) if baseline else None,
+        )
     for source in report.sources:
         if source.skipped:
             click.echo(f"rlfix: warning: {source.name}: {source.skipped}", err=True)
     use_color = color if color is not None else (output is None and color_wanted(sys.stdout.isatty()))
-    options: dict[str, Any] = {"top": top, "show_all": show_all, "all_flags": all_flags}
-    if fmt == "text":
-        options.update(color=use_color, verbose=verbose)
-    _write(report.render(fmt, **options), output)
+    options = RenderOptions(top=top, show_all=show_all, all_flags=all_flags, verbose=verbose, color=use_color)
+    _write(render(report, fmt, options), output)
+    for err in report.errors:
+        _fail(err)
     sys.exit(report.exit_code)
+
+
+def _follow(
+    paths: Sequence[str], kb_dirs: Sequence[str], engine: str, redact: bool, baseline: str | None, idle_exit: float
+) -> Report:
+    from rlfix.api import diagnose as diagnose_source
+    from rlfix.integrations.follow import follow as follow_file
+    from rlfix.integrations.follow import stop_on_signals
+    from rlfix.triage import Triage
+
+    if len(paths) != 1 or paths[0] == "-":
+        raise UsageError("--follow needs exactly one FILE")
+    kb_obj = _kb(kb_dirs)
+    healthy = diagnose_source(Path(baseline), kb=kb_obj, engine=engine) if baseline else None
+    triage = Triage(kb_obj, engine=engine, redact=redact, baseline=healthy)
+    with stop_on_signals() as stop:
+        return follow_file(paths[0], triage, on_alert=_alert, idle_exit=idle_exit, stop=stop)
 
 
 @cli.command()
@@ -155,11 +167,7 @@ def explain(sig_id: str, kb_dirs: tuple[str, ...]) -> None:
     """What a failure id means, why it happens, and how to fix it."""
     from rlfix.tools.describe import describe_signature
 
-    kb = _kb(kb_dirs)
-    sig = kb.get(sig_id)
-    if sig is None:
-        raise RlfixError(f"unknown id {sig_id!r}; `rlfix kb list` shows the known ids")
-    click.echo(describe_signature(sig), nl=False)
+    click.echo(describe_signature(_kb(kb_dirs).require(sig_id)), nl=False)
 
 
 @cli.group()
@@ -185,11 +193,7 @@ def kb_show(sig_id: str, kb_dirs: tuple[str, ...]) -> None:
     """One signature as rlfix understands it: patterns, anchors, relations, flags, examples."""
     from rlfix.tools.describe import show_signature
 
-    kb_obj = _kb(kb_dirs)
-    sig = kb_obj.get(sig_id)
-    if sig is None:
-        raise RlfixError(f"unknown id {sig_id!r}; `rlfix kb list` shows the known ids")
-    click.echo(show_signature(sig), nl=False)
+    click.echo(show_signature(_kb(kb_dirs).require(sig_id)), nl=False)
 
 
 @kb.command("lint")
@@ -223,21 +227,9 @@ def kb_lint(kb_dirs: tuple[str, ...], strict: bool) -> None:
 @kb_option
 def kb_info(kb_dirs: tuple[str, ...]) -> None:
     """Where the knowledge base comes from, its size, and the matching engine in use."""
-    from rlfix.kb.load import builtin_dir
-    from rlfix.match.engines import available_engines
-    from rlfix.match.matcher import line_counting
-    from rlfix.triage import _matcher
+    from rlfix.tools.describe import describe_knowledge
 
-    kb_obj = _kb(kb_dirs)
-    matcher = _matcher(kb_obj, "auto")
-    click.echo(f"rlfix {__version__}")
-    click.echo(f"knowledge base: {builtin_dir()} ({len(kb_obj)} signatures, digest {kb_obj.digest})")
-    for extra in kb_dirs:
-        click.echo(f"extra signatures: {extra}")
-    if kb_obj.overridden:
-        click.echo(f"overridden ids: {', '.join(kb_obj.overridden)}")
-    click.echo(f"engine: {matcher.engine} (available: {', '.join(available_engines())}; set RLFIX_ENGINE)")
-    click.echo(f"line counting: {line_counting()}")
+    click.echo(describe_knowledge(_kb(kb_dirs), kb_dirs), nl=False)
 
 
 @cli.command("eval")
@@ -249,20 +241,8 @@ def eval_cmd(directory: str, fmt: str, kb_dirs: tuple[str, ...]) -> None:
     from rlfix.tools.evaluate import evaluate
 
     result = evaluate(directory, _kb(kb_dirs))
-    if fmt == "markdown":
-        click.echo(result.to_markdown(), nl=False)
-    else:
-        for sig_id, (n, t1, t3) in result.per_id().items():
-            click.echo(f"{sig_id:34} logs {n:3}  top-1 {t1:3}/{n:<3} top-3 {t3:3}/{n:<3}")
-        for o in result.outcomes:
-            if not o.top1:
-                click.echo(f"MISS {o.case.file}: expected {o.case.expect}, got {list(o.got[:3])}")
-        click.echo(
-            f"failures: {len(result.failures)} logs, top-1 {result.top1:.1%}, top-3 {result.top3:.1%}; "
-            f"healthy: {len(result.healthy)} logs, false alarms {len(result.false_alarms)}"
-        )
-    ok = result.top1 == 1.0 and not result.false_alarms
-    sys.exit(EXIT_OK if ok else EXIT_DIAGNOSED)
+    click.echo(result.to_markdown() if fmt == "markdown" else result.to_text(), nl=False)
+    sys.exit(EXIT_OK if result.perfect else EXIT_DIAGNOSED)
 
 
 @kb.command("catalogue")
@@ -363,15 +343,11 @@ def ray_cluster(address: str | None, fmt: str, kb_dirs: tuple[str, ...]) -> None
 
 
 def _alert(evidence: Evidence, sig_id: str) -> None:
-    where = f" [{evidence.where}]" if evidence.where else ""
-    click.echo(f"rlfix: ALERT {sig_id} at {evidence.source}:{evidence.line}{where}: {evidence.text}", err=True)
+    click.echo(format_alert(evidence, sig_id), err=True)
 
 
 def _emit(report: Report, fmt: str) -> None:
-    options: dict[str, Any] = {}
-    if fmt == "text":
-        options["color"] = color_wanted(sys.stdout.isatty())
-    click.echo(report.render(fmt, **options), nl=False)
+    click.echo(render(report, fmt, RenderOptions(color=color_wanted(sys.stdout.isatty()))), nl=False)
     for err in report.errors:
         _fail(err)
     sys.exit(report.exit_code)

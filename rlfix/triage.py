@@ -5,10 +5,11 @@ from __future__ import annotations
 import io
 import os
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import BinaryIO
 
+from rlfix.alerts import Alert
 from rlfix.conclude import Observations, conclude
 from rlfix.errors import InputError
 from rlfix.kb.load import KnowledgeBase, load_knowledge
@@ -32,11 +33,10 @@ MAX_TIMELINE = 5000
 #: Characters of a matched line kept as evidence (centred on the match when the line is longer).
 EVIDENCE_CHARS = 600
 
-Alert = Callable[[Evidence, str], None]
-
 
 @lru_cache(maxsize=8)
-def _matcher(kb: KnowledgeBase, engine: str) -> Matcher:
+def matcher_for(kb: KnowledgeBase, engine: str) -> Matcher:
+    """The matcher for a knowledge base and engine, with every observer probe (cached)."""
     observers = context_probes() + traceback_probes() + unknown_probes()
     return Matcher.for_knowledge(kb, observers, engine=engine)
 
@@ -64,7 +64,7 @@ class Triage:
         baseline: Report | None = None,
     ) -> None:
         self.kb = kb if kb is not None else load_knowledge([os.fspath(d) for d in kb_dirs])
-        self.matcher = _matcher(self.kb, engine)
+        self.matcher = matcher_for(self.kb, engine)
         self.context = ContextTracker()
         self.redact = redact
         self.on_new = on_new

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import IO, Any, Literal
 
+from rlfix.alerts import Alert
 from rlfix.details import NodeScan
 from rlfix.errors import InputError, UsageError
 from rlfix.integrations.ray_logs import feed_session_logs, resolve_logs_dir, since_text
@@ -49,7 +50,6 @@ __all__ = [
     "watch_job",
 ]
 
-Alert = Callable[[Evidence, str], None]
 OnFailure = Callable[[Report], None]
 
 #: Slack before a job's start (none: a job starting right after another must not inherit its kills)

@@ -13,7 +13,6 @@ import fnmatch
 import os
 import re
 import tempfile
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -277,9 +276,3 @@ def feed_session_logs(
         feed_log_file(triage, log, prefix + str(log.path.relative_to(root)), max_bytes, since)
         read.append(log)
     return read
-
-
-def describe_rules(rules: Sequence[Rule] = RULES) -> Iterator[str]:
-    """One line per rule: pattern, whether it is read, and the signal it carries (for docs and --help)."""
-    for rule in rules:
-        yield f"{rule.pattern:26} {'read' if rule.scan else 'skipped':8} {rule.signal}"

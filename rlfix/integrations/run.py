@@ -28,6 +28,7 @@ from pathlib import Path
 from types import FrameType
 from typing import IO
 
+from rlfix.alerts import format_alert
 from rlfix.errors import RlfixError
 from rlfix.integrations.follow import LineFeeder, alert_on_roots
 from rlfix.kb.load import KnowledgeBase
@@ -146,12 +147,6 @@ class _Passthrough:
 
     def alert(self, evidence: Evidence, sig_id: str) -> None:
         self.write_err(("" if self.at_line_start else "\n") + format_alert(evidence, sig_id) + "\n")
-
-
-def format_alert(evidence: Evidence, sig_id: str) -> str:
-    """One line naming the root cause and where it was seen."""
-    where = f" [{evidence.where}]" if evidence.where else ""
-    return f"rlfix: ALERT {sig_id} at {evidence.source}:{evidence.line}{where}: {evidence.text}"
 
 
 @contextmanager

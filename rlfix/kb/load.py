@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from rlfix.errors import KnowledgeError, Location, Problem
+from rlfix.errors import KnowledgeError, Location, Problem, UsageError
 from rlfix.kb.anchors import MIN_ANCHOR, capture_groups, derive_anchors
 from rlfix.kb.anchors import parse as parse_regex
 from rlfix.model import (
@@ -437,6 +437,13 @@ class KnowledgeBase:
     def get(self, sig_id: str) -> Signature | None:
         """The signature with this id, or None."""
         return self._by_id.get(sig_id)
+
+    def require(self, sig_id: str) -> Signature:
+        """The signature with this id, or a usage error that says how to find the known ids."""
+        sig = self.get(sig_id)
+        if sig is None:
+            raise UsageError(f"unknown id {sig_id!r}; `rlfix kb list` shows the known ids")
+        return sig
 
     @property
     def digest(self) -> str:

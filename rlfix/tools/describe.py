@@ -1,10 +1,13 @@
-"""Plain-text descriptions of a signature for `rlfix explain` and `rlfix kb show`."""
+"""Plain-text descriptions for `rlfix explain`, `rlfix kb show` and `rlfix kb info`."""
 
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Sequence
 
+from rlfix.kb.load import KnowledgeBase
 from rlfix.model import Signature
+from rlfix.version import __version__
 
 
 def _wrap(text: str, indent: str = "  ") -> str:
@@ -64,3 +67,20 @@ def show_signature(sig: Signature) -> str:
         out.append("Must not match")
         out += [f"  {line}" for line in sig.examples.no_match]
     return "\n".join(out) + "\n"
+
+
+def describe_knowledge(kb: KnowledgeBase, extra: Sequence[str] = ()) -> str:
+    """Where the knowledge base comes from, its size, and the matching engine in use (`rlfix kb info`)."""
+    from rlfix.kb.load import builtin_dir
+    from rlfix.match.engines import available_engines
+    from rlfix.match.matcher import line_counting
+    from rlfix.triage import matcher_for
+
+    matcher = matcher_for(kb, "auto")
+    lines = [f"rlfix {__version__}", f"knowledge base: {builtin_dir()} ({len(kb)} signatures, digest {kb.digest})"]
+    lines += [f"extra signatures: {d}" for d in extra]
+    if kb.overridden:
+        lines.append(f"overridden ids: {', '.join(kb.overridden)}")
+    lines.append(f"engine: {matcher.engine} (available: {', '.join(available_engines())}; set RLFIX_ENGINE)")
+    lines.append(f"line counting: {line_counting()}")
+    return "\n".join(lines) + "\n"

@@ -81,6 +81,25 @@ class Evaluation:
             row[2] += o.top3
         return {k: (v[0], v[1], v[2]) for k, v in sorted(table.items())}
 
+    def to_text(self) -> str:
+        """Per-id counts, every miss, and a one-line summary (what `rlfix eval` prints)."""
+        out = [
+            f"{sig_id:34} logs {n:3}  top-1 {t1:3}/{n:<3} top-3 {t3:3}/{n:<3}"
+            for sig_id, (n, t1, t3) in self.per_id().items()
+        ]
+        misses = [o for o in self.outcomes if not o.top1]
+        out += [f"MISS {o.case.file}: expected {o.case.expect}, got {list(o.got[:3])}" for o in misses]
+        out.append(
+            f"failures: {len(self.failures)} logs, top-1 {self.top1:.1%}, top-3 {self.top3:.1%}; "
+            f"healthy: {len(self.healthy)} logs, false alarms {len(self.false_alarms)}"
+        )
+        return "\n".join(out) + "\n"
+
+    @property
+    def perfect(self) -> bool:
+        """Every failure right at rank 1 and no false alarm."""
+        return self.top1 == 1.0 and not self.false_alarms
+
     def to_markdown(self) -> str:
         lines = [
             "# Accuracy on the fixture logs",

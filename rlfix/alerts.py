@@ -1,0 +1,16 @@
+"""Live alerts: the callback type and the one line every live mode prints."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rlfix.model import Evidence
+
+#: Called with the first evidence of a signature and its id, the moment it first matches.
+Alert = Callable[[Evidence, str], None]
+
+
+def format_alert(evidence: Evidence, sig_id: str) -> str:
+    """One line naming the root cause and where it was seen."""
+    where = f" [{evidence.where}]" if evidence.where else ""
+    return f"rlfix: ALERT {sig_id} at {evidence.source}:{evidence.line}{where}: {evidence.text}"
