@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rlfix.kb.load import parse_signature_file
+from rlfix.kb.parse import parse_signature_file
 from tests.conftest import ROOT
 
 jsonschema = pytest.importorskip("jsonschema")

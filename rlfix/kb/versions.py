@@ -46,3 +46,8 @@ def version_in(version: str, spec: str | None) -> bool:
         if not ok:
             return False
     return True
+
+
+def valid_range(spec: str) -> bool:
+    """Whether `spec` is a version range `version_in` understands (comma-separated clauses)."""
+    return all(_CLAUSE.match(part) for part in spec.split(","))

@@ -78,6 +78,40 @@ def _mark_svg(m: Mark, cx: float, cy: float, colour: str, folded: bool, first: b
     return f"<g {attrs}><title>{_e(tip)}</title>{ring}{shape}</g>"
 
 
+def _lanes_svg(layout: TimelineLayout) -> list[str]:
+    out = []
+    for i, lane in enumerate(layout.lanes):
+        y = _TOP + _LANE_H * i
+        cls = "first-lane" if lane.first else ("stripe" if i % 2 else "")
+        if cls:
+            out.append(f'<rect class="{cls}" x="0" y="{y}" width="{_W}" height="{_LANE_H}"/>')
+        label = lane.label if len(lane.label) <= 34 else lane.label[:33] + "…"
+        text_cls = "lane-label first-label" if lane.first else "lane-label"
+        prefix = "▶ " if lane.first else ""
+        out.append(
+            f'<text class="{text_cls}" x="8" y="{y + _LANE_H / 2 + 4:.1f}" data-lane="{_e(lane.label)}">'
+            f"<title>{_e(lane.label)}: {lane.points} matched line(s)</title>{prefix}{_e(label)}</text>"
+        )
+    return out
+
+
+def _first_svg(layout: TimelineLayout, fx: float) -> list[str]:
+    """The dashed line at the first failure and its label."""
+    assert layout.first is not None
+    out = [f'<line class="first-line" x1="{fx:.1f}" y1="{_TOP - 6}" x2="{fx:.1f}" y2="{_bottom(layout)}"/>']
+    anchor = "start" if layout.first.x < 0.75 else "end"
+    dx = 4 if anchor == "start" else -4
+    out.append(
+        f'<text class="first-label" x="{fx + dx:.1f}" y="{_TOP - 10}" text-anchor="{anchor}">'
+        f"first failure: {_e(layout.lanes[layout.first.lane].label)}</text>"
+    )
+    return out
+
+
+def _bottom(layout: TimelineLayout) -> int:
+    return _TOP + _LANE_H * len(layout.lanes)
+
+
 def timeline_svg(report: Report, layout: TimelineLayout) -> str:
     """The timeline as an inline SVG element (well-formed XML as well as HTML)."""
     colour = colours(report)
@@ -98,18 +132,7 @@ def timeline_svg(report: Report, layout: TimelineLayout) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_W} {height}" role="img" '
         f'aria-label="Timeline of matched lines by {_e("rank, worker or source")}" data-axis="{layout.axis}">'
     ]
-    for i, lane in enumerate(layout.lanes):
-        y = _TOP + _LANE_H * i
-        cls = "first-lane" if lane.first else ("stripe" if i % 2 else "")
-        if cls:
-            out.append(f'<rect class="{cls}" x="0" y="{y}" width="{_W}" height="{_LANE_H}"/>')
-        label = lane.label if len(lane.label) <= 34 else lane.label[:33] + "…"
-        text_cls = "lane-label first-label" if lane.first else "lane-label"
-        prefix = "▶ " if lane.first else ""
-        out.append(
-            f'<text class="{text_cls}" x="8" y="{y + _LANE_H / 2 + 4:.1f}" data-lane="{_e(lane.label)}">'
-            f"<title>{_e(lane.label)}: {lane.points} matched line(s)</title>{prefix}{_e(label)}</text>"
-        )
+    out.extend(_lanes_svg(layout))
     bottom = _TOP + _LANE_H * len(layout.lanes)
     for x, label in layout.ticks:
         px = x_at(x)
@@ -117,14 +140,7 @@ def timeline_svg(report: Report, layout: TimelineLayout) -> str:
         out.append(f'<text x="{px:.1f}" y="{bottom + 14}" text-anchor="middle">{_e(label)}</text>')
     out.append(f'<text x="{x_at(0.5):.1f}" y="{bottom + 32}" text-anchor="middle">{_e(axis_name)}</text>')
     if layout.first is not None:
-        fx = x_at(layout.first.x)
-        out.append(f'<line class="first-line" x1="{fx:.1f}" y1="{_TOP - 6}" x2="{fx:.1f}" y2="{bottom}"/>')
-        anchor = "start" if layout.first.x < 0.75 else "end"
-        dx = 4 if anchor == "start" else -4
-        out.append(
-            f'<text class="first-label" x="{fx + dx:.1f}" y="{_TOP - 10}" text-anchor="{anchor}">'
-            f"first failure: {_e(layout.lanes[layout.first.lane].label)}</text>"
-        )
+        out.extend(_first_svg(layout, x_at(layout.first.x)))
     for m in sorted(layout.marks, key=lambda m: (m is layout.first, m.sig_id not in folded)):
         out.append(
             _mark_svg(

@@ -9,7 +9,7 @@ first MAX_LANES by first appearance (the failing rank always kept), the rest mer
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -134,6 +134,43 @@ def _order_ticks(points: Sequence[tuple[str, Evidence]]) -> tuple[tuple[float, s
     return tuple(out)
 
 
+def _kept_lanes(
+    points: Sequence[tuple[str, Evidence]], first_key: tuple[int, int, str] | None
+) -> tuple[list[tuple[int, int, str]], int]:
+    """The lanes drawn (those that appear first, where the cascade starts, plus the first failure's)
+    and how many more were merged into one."""
+    appearance: dict[tuple[int, int, str], int] = {}
+    for _, e in points:
+        appearance.setdefault(_lane_key(e), len(appearance))
+    kept = sorted(appearance, key=lambda k: (k != first_key, appearance[k]))[: MAX_LANES - 1]
+    if len(appearance) <= MAX_LANES:
+        kept = list(appearance)
+    kept.sort()
+    return kept, len(appearance) - len(kept)
+
+
+def _marks(
+    points: Sequence[tuple[str, Evidence]],
+    kept: Sequence[tuple[int, int, str]],
+    overflow: int,
+    x_of: Callable[[int], float],
+) -> tuple[tuple[Mark, ...], list[int]]:
+    """One mark per (lane, signature, slot) with the lines it stands for, and points per lane."""
+    index = {key: i for i, key in enumerate(kept)}
+    counts = [0] * (len(kept) + (1 if overflow else 0))
+    slots: dict[tuple[int, str, int], list[Any]] = {}
+    for i, (sig_id, e) in enumerate(points):
+        lane = index.get(_lane_key(e), len(kept))
+        counts[lane] += max(e.repeat, 1)
+        x = x_of(i)
+        slot = (lane, sig_id, round(x * SLOTS))
+        if slot in slots:
+            slots[slot][3] += max(e.repeat, 1)
+        else:
+            slots[slot] = [x, e, sig_id, max(e.repeat, 1)]
+    return tuple(Mark(x=v[0], lane=k[0], sig_id=v[2], evidence=v[1], lines=v[3]) for k, v in slots.items()), counts
+
+
 def layout_timeline(report: Report) -> TimelineLayout | None:
     """Place every timeline point on a lane and an x position; None when nothing matched."""
     points = list(report.timeline)
@@ -151,31 +188,10 @@ def layout_timeline(report: Report) -> TimelineLayout | None:
     def x_of(i: int) -> float:
         return (xs_raw[i] - lo) / span if span else 0.5
 
-    # Keep the lanes that appear first (the cascade starts there), plus the first failure's lane.
     top_first = report.top.first if report.top else None
-    appearance: dict[tuple[int, int, str], int] = {}
-    for _, e in points:
-        appearance.setdefault(_lane_key(e), len(appearance))
     first_key = _lane_key(top_first) if top_first is not None else None
-    kept = sorted(appearance, key=lambda k: (k != first_key, appearance[k]))[: MAX_LANES - 1]
-    if len(appearance) <= MAX_LANES:
-        kept = list(appearance)
-    kept.sort()
-    index = {key: i for i, key in enumerate(kept)}
-    overflow = len(appearance) - len(kept)
-    counts = [0] * (len(kept) + (1 if overflow else 0))
-
-    slots: dict[tuple[int, str, int], list[Any]] = {}
-    for i, (sig_id, e) in enumerate(points):
-        lane = index.get(_lane_key(e), len(kept))
-        counts[lane] += max(e.repeat, 1)
-        x = x_of(i)
-        slot = (lane, sig_id, round(x * SLOTS))
-        if slot in slots:
-            slots[slot][3] += max(e.repeat, 1)
-        else:
-            slots[slot] = [x, e, sig_id, max(e.repeat, 1)]
-    marks = tuple(Mark(x=v[0], lane=k[0], sig_id=v[2], evidence=v[1], lines=v[3]) for k, v in slots.items())
+    kept, overflow = _kept_lanes(points, first_key)
+    marks, counts = _marks(points, kept, overflow, x_of)
 
     first = None
     if top_first is not None and report.top is not None:

@@ -1,0 +1,375 @@
+"""Knowledge-base YAML -> typed signatures: one small parse function per node type, every problem
+collected with its location instead of stopping at the first."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from rlfix.errors import Problem
+from rlfix.kb.anchors import MIN_ANCHOR, capture_groups, derive_anchors
+from rlfix.kb.anchors import parse as parse_regex
+from rlfix.kb.marked_yaml import Marked, MarkedList, MarkingLoader, location
+from rlfix.kb.versions import valid_range
+from rlfix.model import (
+    FRAMEWORKS,
+    Examples,
+    Flag,
+    FlagForm,
+    Kind,
+    LazyRegex,
+    Pattern,
+    Remediation,
+    Severity,
+    Signature,
+)
+
+_ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+_SIGNATURE_KEYS = {
+    "id",
+    "title",
+    "kind",
+    "severity",
+    "confidence",
+    "summary",
+    "patterns",
+    "extract",
+    "explains",
+    "supersedes",
+    "fallback",
+    "order_free",
+    "remediation",
+    "references",
+    "examples",
+}
+_FLAG_FORMS = tuple(f.value for f in FlagForm)
+_FLAG_KEYS = {"framework", "versions", "purpose", "cost", "note", *_FLAG_FORMS}
+_PURPOSES = ("fix", "mitigate", "diagnose", "workaround")
+_DEFAULT_CONFIDENCE = {Kind.ROOT: 0.9, Kind.SYMPTOM: 0.6}
+
+
+@dataclass(frozen=True)
+class TaxonomyEntry:
+    """An id the project promises to name, with its kind."""
+
+    id: str
+    kind: Kind
+    what: str
+
+
+class Checker:
+    """Turns one file's parsed YAML into signatures, collecting problems instead of raising."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.problems: list[Problem] = []
+
+    def problem(self, mark: Any, field_path: str, message: str) -> None:
+        self.problems.append(Problem(location(self.file, mark), field_path, message))
+
+    def mark_of(self, node: Any, key: Any) -> Any:
+        if isinstance(node, Marked):
+            return node.marks.get(key, node.mark)
+        if isinstance(node, MarkedList) and isinstance(key, int) and key < len(node.marks):
+            return node.marks[key]
+        return getattr(node, "mark", None)
+
+    def text(self, node: Mapping[str, Any], key: str, path: str, required: bool = True) -> str:
+        value = node.get(key)
+        if value is None:
+            if required:
+                self.problem(getattr(node, "mark", None), f"{path}.{key}", "is required")
+            return ""
+        if not isinstance(value, str) or not value.strip():
+            self.problem(self.mark_of(node, key), f"{path}.{key}", "must be a non-empty string")
+            return ""
+        return value.strip()
+
+    def str_list(self, node: Mapping[str, Any], key: str, path: str) -> tuple[str, ...]:
+        value = node.get(key)
+        if value is None:
+            return ()
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            self.problem(self.mark_of(node, key), f"{path}.{key}", "must be a list of strings")
+            return ()
+        return tuple(value)
+
+    def choice(self, node: Mapping[str, Any], key: str, path: str, options: Sequence[str]) -> str | None:
+        value = node.get(key)
+        if value not in options:
+            where = self.mark_of(node, key) if key in node else getattr(node, "mark", None)
+            self.problem(where, f"{path}.{key}", f"must be one of {', '.join(options)} (got {value!r})")
+            return None
+        return str(value)
+
+    def signature(self, node: Any, index: int) -> Signature | None:
+        path = f"signatures[{index}]"
+        if not isinstance(node, dict):
+            self.problem(getattr(node, "mark", None), path, "must be a mapping")
+            return None
+        before = len(self.problems)
+        sig_id = self.text(node, "id", path)
+        if sig_id:
+            path = sig_id
+            if not _ID.match(sig_id):
+                self.problem(self.mark_of(node, "id"), f"{path}.id", "must be kebab-case (a-z, 0-9, -)")
+        for key in node:
+            if key not in _SIGNATURE_KEYS:
+                self.problem(self.mark_of(node, key), f"{path}.{key}", "unknown field")
+        title = self.text(node, "title", path)
+        kind_name = self.choice(node, "kind", path, [k.value for k in Kind])
+        severity_name = self.choice(node, "severity", path, [s.value for s in Severity])
+        summary = self.text(node, "summary", path)
+        kind = Kind(kind_name) if kind_name else Kind.ROOT
+        confidence = self.confidence(node, path, kind)
+        patterns = self.patterns(node, path)
+        extract = self.extract(node, path)
+        fallback = self.boolean(node, "fallback", path)
+        order_free = self.boolean(node, "order_free", path)
+        remediation = self.remediation(node, path, kind)
+        examples = self.examples(node, path)
+        references = self.str_list(node, "references", path)
+        if not references:
+            self.problem(getattr(node, "mark", None), f"{path}.references", "needs at least one source")
+        if len(self.problems) > before:
+            return None
+        return Signature(
+            id=sig_id,
+            title=title,
+            kind=kind,
+            severity=Severity(severity_name),
+            summary=" ".join(summary.split()),
+            patterns=patterns,
+            confidence=confidence,
+            extract=extract,
+            explains=self.str_list(node, "explains", path),
+            supersedes=self.str_list(node, "supersedes", path),
+            fallback=fallback,
+            order_free=order_free,
+            remediation=remediation,
+            references=references,
+            examples=examples,
+            location=location(self.file, getattr(node, "mark", None)),
+        )
+
+    def confidence(self, node: Mapping[str, Any], path: str, kind: Kind) -> float:
+        value = node.get("confidence", _DEFAULT_CONFIDENCE[kind])
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            self.problem(self.mark_of(node, "confidence"), f"{path}.confidence", "must be a number in [0, 1]")
+            return _DEFAULT_CONFIDENCE[kind]
+        return float(value)
+
+    def boolean(self, node: Mapping[str, Any], key: str, path: str) -> bool:
+        value = node.get(key, False)
+        if not isinstance(value, bool):
+            self.problem(self.mark_of(node, key), f"{path}.{key}", "must be true or false")
+            return False
+        return value
+
+    def compile(self, source: str, ignore_case: bool, mark: Any, path: str, literal: bool = False) -> LazyRegex | None:
+        """Check the syntax now (the stdlib parser is quick), compile with `regex` on first use."""
+        if not literal and parse_regex(source)[0] is None:
+            try:  # syntax only the `regex` module knows
+                import regex
+
+                regex.compile(source)
+            except regex.error as exc:
+                self.problem(mark, path, f"invalid regex: {exc}")
+                return None
+        return LazyRegex(source, ignore_case)
+
+    def patterns(self, node: Mapping[str, Any], path: str) -> tuple[Pattern, ...]:
+        items = node.get("patterns")
+        if not isinstance(items, list) or not items:
+            self.problem(self.mark_of(node, "patterns"), f"{path}.patterns", "needs at least one pattern")
+            return ()
+        found = (self.pattern(item, f"{path}.patterns[{i}]", self.mark_of(items, i)) for i, item in enumerate(items))
+        return tuple(p for p in found if p is not None)
+
+    def pattern(self, item: Any, ppath: str, mark: Any) -> Pattern | None:
+        if not isinstance(item, dict) or ("text" in item) == ("regex" in item):
+            self.problem(mark, ppath, "must have exactly one of `text` or `regex`")
+            return None
+        unknown = set(item) - {"text", "regex", "anchor", "ignore_case"}
+        if unknown:
+            self.problem(mark, ppath, f"unknown field(s): {', '.join(sorted(map(str, unknown)))}")
+        literal = "text" in item
+        source = item.get("text") if literal else item.get("regex")
+        if not isinstance(source, str) or not source:
+            self.problem(mark, ppath, "pattern must be a non-empty string")
+            return None
+        ignore_case = bool(item.get("ignore_case", False))
+        compiled = self.compile(re.escape(source) if literal else source, ignore_case, mark, ppath, literal)
+        found = self.anchors(item.get("anchor"), source, literal, ignore_case, mark, ppath)
+        if compiled is None or found is None:
+            return None
+        anchors, caseless = found
+        return Pattern(
+            source=source,
+            literal=literal,
+            anchors=tuple(a.lower() for a in anchors) if caseless else anchors,
+            ignore_case=caseless,
+            compiled=compiled,
+            location=location(self.file, mark),
+        )
+
+    def anchors(
+        self, anchor: Any, source: str, literal: bool, ignore_case: bool, mark: Any, ppath: str
+    ) -> tuple[tuple[str, ...], bool] | None:
+        """The literals the prefilter looks for: given, the text itself, or derived from the regex."""
+        if anchor is not None:
+            if isinstance(anchor, str):
+                given: tuple[str, ...] = (anchor,)
+            elif isinstance(anchor, list) and all(isinstance(a, str) for a in anchor):
+                given = tuple(anchor)
+            else:
+                self.problem(mark, f"{ppath}.anchor", "must be a string or a list of strings")
+                return None
+            if any(len(a) < MIN_ANCHOR for a in given):
+                self.problem(mark, f"{ppath}.anchor", f"needs at least {MIN_ANCHOR} characters")
+                return None
+            return given, ignore_case
+        if literal:
+            if len(source) < MIN_ANCHOR:
+                self.problem(mark, ppath, f"literal needs at least {MIN_ANCHOR} characters")
+                return None
+            return (source,), ignore_case
+        derived, caseless = derive_anchors(source)
+        if not derived:
+            self.problem(mark, ppath, f"no literal of {MIN_ANCHOR}+ characters can be derived; add `anchor:`")
+            return None
+        return derived, caseless or ignore_case
+
+    def extract(self, node: Mapping[str, Any], path: str) -> tuple[tuple[str, LazyRegex], ...]:
+        items = node.get("extract")
+        if items is None:
+            return ()
+        if not isinstance(items, dict):
+            self.problem(self.mark_of(node, "extract"), f"{path}.extract", "must map names to regexes")
+            return ()
+        out = []
+        for name, source in items.items():
+            mark = self.mark_of(items, name)
+            if not isinstance(source, str):
+                self.problem(mark, f"{path}.extract.{name}", "must be a regex string")
+                continue
+            compiled = self.compile(source, False, mark, f"{path}.extract.{name}")
+            if compiled is None:
+                continue
+            groups = capture_groups(source)
+            if groups is None:
+                groups = compiled.groups
+            if groups < 1:
+                self.problem(mark, f"{path}.extract.{name}", "needs a capturing group")
+                continue
+            out.append((str(name), compiled))
+        return tuple(out)
+
+    def remediation(self, node: Mapping[str, Any], path: str, kind: Kind) -> Remediation:
+        rem = node.get("remediation")
+        if rem is None:
+            if kind is Kind.ROOT:
+                self.problem(getattr(node, "mark", None), f"{path}.remediation", "is required for a root")
+            return Remediation()
+        if not isinstance(rem, dict):
+            self.problem(self.mark_of(node, "remediation"), f"{path}.remediation", "must be a mapping")
+            return Remediation()
+        steps = self.str_list(rem, "steps", f"{path}.remediation")
+        if kind is Kind.ROOT and not steps:
+            self.problem(self.mark_of(node, "remediation"), f"{path}.remediation.steps", "needs at least one step")
+        raw_flags = rem.get("flags") or []
+        if not isinstance(raw_flags, list):
+            self.problem(self.mark_of(rem, "flags"), f"{path}.remediation.flags", "must be a list")
+            raw_flags = []
+        found = (
+            self.flag(item, f"{path}.remediation.flags[{i}]", self.mark_of(raw_flags, i))
+            for i, item in enumerate(raw_flags)
+        )
+        return Remediation(steps=steps, flags=tuple(f for f in found if f is not None))
+
+    def flag(self, item: Any, fpath: str, mark: Any) -> Flag | None:
+        if not isinstance(item, dict):
+            self.problem(mark, fpath, "must be a mapping")
+            return None
+        unknown = set(item) - _FLAG_KEYS
+        if unknown:
+            self.problem(mark, fpath, f"unknown field(s): {', '.join(sorted(map(str, unknown)))}")
+        forms = [f for f in _FLAG_FORMS if f in item]
+        framework, purpose, versions = item.get("framework"), item.get("purpose", "mitigate"), item.get("versions")
+        value = item[forms[0]] if len(forms) == 1 else None
+        if len(forms) != 1:
+            self.problem(mark, fpath, f"needs exactly one of {', '.join(_FLAG_FORMS)}")
+        elif framework not in FRAMEWORKS:
+            self.problem(mark, f"{fpath}.framework", f"must be one of {', '.join(FRAMEWORKS)}")
+        elif purpose not in _PURPOSES:
+            self.problem(mark, f"{fpath}.purpose", f"must be one of {', '.join(_PURPOSES)}")
+        elif versions is not None and not valid_range(str(versions)):
+            self.problem(mark, f"{fpath}.versions", f"not a version range: {versions!r}")
+        elif not isinstance(value, (str, int, float, bool)) or str(value).strip() == "":
+            self.problem(mark, f"{fpath}.{forms[0]}", "must be a non-empty string")
+        else:
+            return Flag(
+                framework=str(framework),
+                form=FlagForm(forms[0]),
+                value=str(value).strip(),
+                purpose=str(purpose),
+                versions=str(versions) if versions is not None else None,
+                cost=_opt_str(item.get("cost")),
+                note=_opt_str(item.get("note")),
+            )
+        return None
+
+    def examples(self, node: Mapping[str, Any], path: str) -> Examples:
+        ex = node.get("examples")
+        if not isinstance(ex, dict):
+            self.problem(self.mark_of(node, "examples"), f"{path}.examples", "needs `match:` lines")
+            return Examples()
+        match = self.str_list(ex, "match", f"{path}.examples")
+        if not match:
+            self.problem(self.mark_of(node, "examples"), f"{path}.examples.match", "needs at least one line")
+        return Examples(match=match, no_match=self.str_list(ex, "no_match", f"{path}.examples"))
+
+
+def _opt_str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def parse_signature_file(text: str, file: str) -> tuple[list[Signature], list[Problem]]:
+    """Parse one YAML document of signatures; never raises for content problems."""
+    checker = Checker(file)
+    loader = MarkingLoader(text)
+    try:
+        data = loader.get_single_data()
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        return [], [Problem(location(file, mark), "", f"invalid YAML: {reason}")]
+    finally:
+        loader.dispose()
+    for mark, message in loader.duplicates:
+        checker.problem(mark, "", message)
+    if not isinstance(data, dict) or not isinstance(data.get("signatures"), list):
+        checker.problem(getattr(data, "mark", None), "signatures", "the file needs a top-level `signatures:` list")
+        return [], checker.problems
+    unknown = set(data) - {"signatures"}
+    for key in sorted(unknown):
+        checker.problem(checker.mark_of(data, key), str(key), "unknown top-level field")
+    items = data["signatures"]
+    sigs = [s for i, node in enumerate(items) if (s := checker.signature(node, i)) is not None]
+    return sigs, checker.problems
+
+
+def parse_taxonomy(text: str, file: str) -> tuple[list[TaxonomyEntry], list[Problem]]:
+    """Parse the taxonomy of ids rlfix promises to name."""
+    try:
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        return [], [Problem(location(file, getattr(exc, "problem_mark", None)), "", "invalid YAML")]
+    entries = []
+    for item in (data or {}).get("ids", []):
+        entries.append(TaxonomyEntry(str(item["id"]), Kind(item["kind"]), str(item.get("what", ""))))
+    return entries, []

@@ -1,0 +1,45 @@
+"""Rewrite tests/golden/: the JSON report of every fixture log, as the JSON contract pins it.
+
+Run after a change that is meant to change diagnoses (a new signature, a ranking rule), then read
+`git diff tests/golden` before committing: every changed line is a user-visible change.
+
+    python scripts/update_golden.py
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import rlfix  # noqa: E402
+
+FIXTURES = ROOT / "fixtures" / "logs"
+GOLDEN = ROOT / "tests" / "golden"
+
+
+def golden_json(log: Path) -> str:
+    """The report of `log` as JSON, with what differs between machines (engine, version) blanked."""
+    doc = rlfix.diagnose(log).to_dict()
+    doc["tool"] = {"name": "rlfix", "version": "*", "engine": "*"}
+    return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
+
+
+def main() -> None:
+    GOLDEN.mkdir(exist_ok=True)
+    wanted = set()
+    for log in sorted(FIXTURES.glob("*.log")):
+        name = log.name + ".json"
+        wanted.add(name)
+        (GOLDEN / name).write_text(golden_json(log), encoding="utf-8")
+    for stale in GOLDEN.glob("*.json"):
+        if stale.name not in wanted:
+            stale.unlink()
+    print(f"wrote {len(wanted)} golden reports to {GOLDEN.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
