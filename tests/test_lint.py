@@ -71,3 +71,15 @@ def test_lint_cli_exit_status(run_cli: RunCli, tmp_path: Path) -> None:
     proc = run_cli(["kb", "lint", "--kb", str(tmp_path)])
     assert proc.returncode == 1
     assert "backtracks catastrophically" in proc.stderr
+
+
+def test_ids_named_in_code_must_exist() -> None:
+    from rlfix.kb.load import load_knowledge, with_signatures
+    from rlfix.tools.lint import code_references, lint
+
+    kb = load_knowledge()
+    assert "cuda-oom" in code_references()
+    assert not [i for i in lint(kb, ["code"])]
+    without = with_signatures(kb, [s for s in kb if s.id != "cuda-oom"])
+    issues = lint(without, ["code"])
+    assert any("cuda-oom" in i.message for i in issues) and all(i.severity == "error" for i in issues)

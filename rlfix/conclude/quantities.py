@@ -98,7 +98,8 @@ def _kv_cache(v: Mapping[str, str]) -> list[str]:
     return out
 
 
-_BY_ID: dict[str, Callable[[Mapping[str, str]], list[str]]] = {
+#: Signature ids whose extracted numbers are said in words (`kb lint` checks each id exists).
+QUANTITY_RULES: dict[str, Callable[[Mapping[str, str]], list[str]]] = {
     "cuda-oom": _cuda_oom,
     "ray-oom-killer": _ray_oom,
     "nccl-timeout": _nccl_timeout,
@@ -110,5 +111,5 @@ _BY_ID: dict[str, Callable[[Mapping[str, str]], list[str]]] = {
 
 def describe_quantities(sig_id: str, values: Mapping[str, str]) -> list[str]:
     """Sentences for the numbers a signature extracted (empty when it has none we know how to say)."""
-    describe = _BY_ID.get(sig_id)
+    describe = QUANTITY_RULES.get(sig_id)
     return describe(values) if describe else []

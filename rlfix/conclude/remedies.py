@@ -10,7 +10,8 @@ from rlfix.report import Remedy
 # Flags whose value is a fraction of GPU memory: lowering them is the fix for these failures.
 # (vLLM's KV-cache errors are left out on purpose: some of them are cured by raising it.)
 _MEMORY_FRACTION_KEYS = ("gpu_memory_utilization", "gpu-memory-utilization", "gpu_memory_util")
-_LOWER_MEMORY_IDS = frozenset({"cuda-oom", "ray-oom-killer", "host-oom-sigkill"})
+#: Failures cured by a lower GPU-memory fraction (`kb lint` checks each id exists).
+LOWER_MEMORY_IDS = frozenset({"cuda-oom", "ray-oom-killer", "host-oom-sigkill"})
 
 
 def _number(text: str | None) -> float | None:
@@ -59,7 +60,7 @@ def choose_remedies(sig: Signature, context: JobContext) -> tuple[Remedy, ...]:
             current = context.setting(flag.key)
         reason = None
         suggested = flag.suggested
-        adapted, why = _adapt(flag.key, current, suggested) if sig.id in _LOWER_MEMORY_IDS else (None, None)
+        adapted, why = _adapt(flag.key, current, suggested) if sig.id in LOWER_MEMORY_IDS else (None, None)
         if adapted is not None:
             reason = f"{flag.key}: {current} -> {adapted} ({why})"
         elif current is not None and suggested is not None and current != suggested:

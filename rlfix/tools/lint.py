@@ -161,6 +161,24 @@ def check_regex_compiles_in_context(kb: KnowledgeBase, _m: Matcher) -> Iterable[
                 )
 
 
+def code_references() -> dict[str, str]:
+    """Signature ids the Python code gives behaviour to, and where: renaming one in YAML alone
+    would silently drop that behaviour."""
+    from rlfix.conclude.quantities import QUANTITY_RULES
+    from rlfix.conclude.remedies import LOWER_MEMORY_IDS
+
+    refs = {sig_id: "rlfix/conclude/quantities.py QUANTITY_RULES" for sig_id in QUANTITY_RULES}
+    refs.update({sig_id: "rlfix/conclude/remedies.py LOWER_MEMORY_IDS" for sig_id in LOWER_MEMORY_IDS})
+    return refs
+
+
+def check_code_references(kb: KnowledgeBase, _m: Matcher) -> Iterable[LintIssue]:
+    """Ids named in rlfix's own code exist in the knowledge base."""
+    for sig_id, where in sorted(code_references().items()):
+        if sig_id not in kb:
+            yield LintIssue("code", "error", Location(where), f"{sig_id}: named in code but no signature has this id")
+
+
 CHECKS: dict[str, Check] = {
     "taxonomy": check_taxonomy,
     "relations": check_relations,
@@ -169,6 +187,7 @@ CHECKS: dict[str, Check] = {
     "backtracking": check_backtracking,
     "anchors": check_anchors,
     "extract": check_regex_compiles_in_context,
+    "code": check_code_references,
 }
 
 
