@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import os
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from functools import lru_cache
 from typing import Any, BinaryIO
@@ -16,7 +16,7 @@ from rlfix.conclude.remedies import choose_remedies
 from rlfix.errors import InputError
 from rlfix.kb.load import KnowledgeBase, load_knowledge
 from rlfix.match.matcher import Hit, Matcher
-from rlfix.model import Evidence, Kind
+from rlfix.model import Evidence, Kind, LazyRegex
 from rlfix.observe.context import CONTEXT, JobContext, context_probes
 from rlfix.observe.progress import snapshot, stage_named_in
 from rlfix.observe.tracebacks import TRACEBACK, TracebackTracker, traceback_probes
@@ -79,10 +79,13 @@ class Triage:
         redact: bool = True,
         on_new: Alert | None = None,
         baseline: Report | None = None,
+        timeline: bool = True,
     ) -> None:
         self.kb = kb if kb is not None else load_knowledge([os.fspath(d) for d in kb_dirs])
         self.matcher = _matcher(self.kb, engine)
-        self.context = JobContext()
+        self.context = JobContext(redact=redact)
+        # `rlfix run` renders no timeline: without one, repeats of a known line cost no redaction.
+        self._max_timeline = MAX_TIMELINE if timeline else 0
         self.redact = redact
         self.on_new = on_new
         self.baseline = baseline
@@ -197,22 +200,32 @@ class Triage:
             values.update(raised)
         elif "raised_at" in raised:
             values.setdefault("raised_at", raised["raised_at"])
-        for name, pattern in sig.extract:
-            m = pattern.search(hit.line.message)
-            if m:
-                value = m.group(name) if name in m.groupdict() else m.group(1)
-                if value is not None:
-                    values.setdefault(name, value)
-        evidence = self._evidence(hit, self._order, values)
-        if len(self._timeline) < MAX_TIMELINE:
-            self._timeline.append((owner, evidence))
+        values.update((k, v) for k, v in self._extracted(sig.extract, hit.line.message) if k not in values)
         tally = self._tallies.get(owner)
+        keep = len(self._timeline) < self._max_timeline
+        # Redaction runs only on lines a report can show: a repeat of a known line is just counted.
+        shown = keep or tally is None or tally.wants(hit.line.message)
+        evidence = self._evidence(hit, self._order, values, shown)
+        if keep:
+            self._timeline.append((owner, evidence))
         if tally is None:
             tally = self._tallies[owner] = Tally(sig)
             if sig.kind is Kind.ROOT:
                 self._progress[owner] = snapshot(self._lookback(hit))
         if tally.add(evidence) and self.on_new is not None:
             self.on_new(evidence, owner)
+
+    def _extracted(self, extract: Sequence[tuple[str, LazyRegex]], message: str) -> Iterator[tuple[str, str]]:
+        """Values of a signature's `extract:` regexes, under the same time budget as its patterns."""
+        for name, pattern in extract:
+            try:
+                m = pattern.search(message, timeout=self.matcher.timeout)
+            except TimeoutError:
+                continue
+            if m:
+                value = m.group(name) if name in m.groupdict() else m.group(1)
+                if value is not None:
+                    yield name, value
 
     def _on_block(self, block: bytearray | bytes, end: int) -> None:
         self._blocks.append((block, end))
@@ -238,17 +251,21 @@ class Triage:
         elif owner in (ERRORLINE, TERMINATION):
             self._unknown.observe(hit, self._evidence(hit, self._order, {}))
 
-    def _evidence(self, hit: Hit, order: int, values: dict[str, str]) -> Evidence:
+    def _evidence(self, hit: Hit, order: int, values: dict[str, str], shown: bool = True) -> Evidence:
         line = hit.line
-        text = line.text
+        text, message = line.text, line.message
+        at = max(text.find(message), 0) + hit.match.start() if message else 0
+        if self.redact and shown:
+            # Mask the whole line first: a cut through a secret would leave a part no rule recognises.
+            masked = redact_secrets(text)
+            at = min(at, len(masked)) if masked == text else len(redact_secrets(text[:at]))
+            text, message = masked, redact_secrets(message)
+        if self.redact:
+            # Values are few and short, and a tally keeps the first of each: always masked.
+            values = {k: redact_secrets(v) for k, v in values.items()}
         if len(text) > EVIDENCE_CHARS:
-            at = max(text.find(line.message), 0) + hit.match.start() if line.message else 0
             start = max(0, min(at - EVIDENCE_CHARS // 3, len(text) - EVIDENCE_CHARS))
             text = ("…" if start else "") + text[start : start + EVIDENCE_CHARS] + "…"
-        message = line.message
-        if self.redact:
-            text, message = redact_secrets(text), redact_secrets(message)
-            values = {k: redact_secrets(v) for k, v in values.items()}
         return Evidence(
             source=line.source,
             line=line.number,

@@ -67,7 +67,7 @@ def run_command(
     """
     if not argv:
         raise CommandNotFound("no command given; usage: rlfix run -- CMD ARGS...")
-    triage = Triage(kb, engine=engine, redact=redact)
+    triage = Triage(kb, engine=engine, redact=redact, timeline=False)
     out = _Passthrough()
     with alert_on_roots(triage, out.alert):
         status = _run(list(argv), triage, out)

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlfix.match.matcher import Hit, Probe, observer_pattern
+from rlfix.model import bounded_int
+from rlfix.redact import redact_secrets, redact_setting
 
 CONTEXT = "@context"
 
@@ -110,6 +112,16 @@ class JobContext:
     #: framework -> version ranges whose flag spellings the log itself uses (OpenRLHF renamed its
     #: flags in 0.10.2, so `--zero_stage` in a command line dates the job without a version banner).
     eras: dict[str, set[str]] = field(default_factory=dict)
+    #: Mask credentials as they are recorded, so no output (text, JSON, HTML, remedies) can show them.
+    redact: bool = field(default=False, repr=False, compare=False)
+
+    def _keep(self, key: str, value: str) -> str:
+        return redact_setting(key, value) if self.redact else value
+
+    def _set(self, pairs: Iterable[tuple[str, str]]) -> None:
+        for key, value in pairs:
+            if key not in self.settings:
+                self.settings[key] = self._keep(key, value.strip("'\","))
 
     def observe(self, hit: Hit) -> None:
         """Record what one context probe found."""
@@ -127,22 +139,25 @@ class JobContext:
                     self.versions.setdefault(key, value)
         elif kind == "setting":
             if len(self.settings) < MAX_SETTINGS:
-                for key, value in _CLI_FLAG.findall(message) + _HYDRA.findall(message):
-                    self.settings.setdefault(key, value.strip("'\","))
+                self._set(_CLI_FLAG.findall(message) + _HYDRA.findall(message))
         elif kind == "gpu":
             gpu = hit.match.group("gpu")
             self.gpus[gpu] = self.gpus.get(gpu, 0) + 1
         elif kind == "dump":
             if len(self.dumped) < MAX_SETTINGS:
-                self.dumped.setdefault(hit.match.group("key"), hit.match.group("value").strip().strip("'\""))
+                key = hit.match.group("key")
+                if key not in self.dumped:
+                    self.dumped[key] = self._keep(key, hit.match.group("value").strip().strip("'\""))
         elif kind == "launch":
             if self.command is None:
-                self.command = hit.match.group("cmd")[:500]
-                # A launch line's flags are settings too.
-                for key, value in _CLI_FLAG.findall(self.command) + _HYDRA.findall(self.command):
-                    self.settings.setdefault(key, value.strip("'\","))
+                command = hit.match.group("cmd")
+                # Masked before it is cut, like evidence; its flags are settings too.
+                self.command = (redact_secrets(command) if self.redact else command)[:500]
+                self._set(_CLI_FLAG.findall(command[:500]) + _HYDRA.findall(command[:500]))
         elif kind == "world":
-            self.world_size = max(self.world_size or 0, int(hit.match.group("world")))
+            world = bounded_int(hit.match.group("world"))
+            if world is not None:
+                self.world_size = max(self.world_size or 0, world)
 
     @property
     def framework(self) -> str | None:
