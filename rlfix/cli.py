@@ -20,6 +20,7 @@ from rlfix import __version__
 from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE, KnowledgeError, RlfixError
 from rlfix.kb.load import KnowledgeBase, load_knowledge
 from rlfix.model import Evidence
+from rlfix.render import safe
 from rlfix.render.text import DEFAULT_TOP, FORMATS, color_wanted
 from rlfix.report import Report
 
@@ -31,7 +32,8 @@ Exit status:
 
 
 def _fail(message: str) -> None:
-    click.echo(f"rlfix: error: {message}", err=True)
+    # Messages quote file names and log text: one line, controls shown escaped.
+    click.echo(f"rlfix: error: {safe.one_line(message)}", err=True)
 
 
 def _kb(kb_dirs: Sequence[str]) -> KnowledgeBase:
@@ -139,7 +141,7 @@ def diagnose(
         _fail(err)
     for source in report.sources:
         if source.skipped:
-            click.echo(f"rlfix: warning: {source.name}: {source.skipped}", err=True)
+            click.echo(f"rlfix: warning: {safe.one_line(f'{source.name}: {source.skipped}')}", err=True)
     use_color = color if color is not None else (output is None and color_wanted(sys.stdout.isatty()))
     options: dict[str, Any] = {"top": top, "show_all": show_all, "all_flags": all_flags}
     if fmt == "text":
@@ -159,7 +161,7 @@ def explain(sig_id: str, kb_dirs: tuple[str, ...]) -> None:
     sig = kb.get(sig_id)
     if sig is None:
         raise RlfixError(f"unknown id {sig_id!r}; `rlfix kb list` shows the known ids")
-    click.echo(describe_signature(sig), nl=False)
+    click.echo(safe.terminal(describe_signature(sig)), nl=False)
 
 
 @cli.group()
@@ -175,7 +177,7 @@ def kb_list(kb_dirs: tuple[str, ...], kind: str | None) -> None:
     for sig in sorted(_kb(kb_dirs), key=lambda s: s.id):
         if kind and sig.kind.value != kind:
             continue
-        click.echo(f"{sig.id:34} {sig.kind.value:7} {sig.severity.value:7} {sig.title}")
+        click.echo(safe.one_line(f"{sig.id:34} {sig.kind.value:7} {sig.severity.value:7} {sig.title}"))
 
 
 @kb.command("show")
@@ -189,7 +191,7 @@ def kb_show(sig_id: str, kb_dirs: tuple[str, ...]) -> None:
     sig = kb_obj.get(sig_id)
     if sig is None:
         raise RlfixError(f"unknown id {sig_id!r}; `rlfix kb list` shows the known ids")
-    click.echo(show_signature(sig), nl=False)
+    click.echo(safe.terminal(show_signature(sig)), nl=False)
 
 
 @kb.command("lint")
@@ -203,12 +205,12 @@ def kb_lint(kb_dirs: tuple[str, ...], strict: bool) -> None:
         kb_obj = _kb(kb_dirs)
     except KnowledgeError as exc:
         for problem in exc.problems:
-            click.echo(f"{problem}", err=True)
+            click.echo(safe.one_line(str(problem)), err=True)
         click.echo(f"rlfix: {len(exc.problems)} problem(s) in the knowledge base", err=True)
         sys.exit(EXIT_USAGE)
     issues = lint(kb_obj)
     for issue in issues:
-        click.echo(str(issue), err=True)
+        click.echo(safe.one_line(str(issue)), err=True)
     errors = [i for i in issues if i.severity == "error" or strict]
     n_patterns = sum(len(s.patterns) for s in kb_obj)
     click.echo(
@@ -363,8 +365,9 @@ def ray_cluster(address: str | None, fmt: str, kb_dirs: tuple[str, ...]) -> None
 
 
 def _alert(evidence: Evidence, sig_id: str) -> None:
-    where = f" [{evidence.where}]" if evidence.where else ""
-    click.echo(f"rlfix: ALERT {sig_id} at {evidence.source}:{evidence.line}{where}: {evidence.text}", err=True)
+    from rlfix.integrations.run import format_alert
+
+    click.echo(format_alert(evidence, sig_id), err=True)
 
 
 def _emit(report: Report, fmt: str) -> None:

@@ -17,10 +17,10 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from html import escape
 from typing import Any
 
 from rlfix.model import Evidence
+from rlfix.render import safe
 from rlfix.render.text import _details_lines, _where_line
 from rlfix.report import Diagnosis, Remedy, Report
 
@@ -121,8 +121,8 @@ _CSP = f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{_JS_
 
 
 def _e(text: object) -> str:
-    """Escape for HTML text and attribute values (quotes too)."""
-    return escape(str(text), quote=True)
+    """Escape for HTML text and attribute values (quotes too), with controls shown escaped."""
+    return safe.xml_text(text)
 
 
 # --- timeline layout ---------------------------------------------------------------------

@@ -9,6 +9,7 @@ from typing import Any
 
 from rlfix.errors import UsageError
 from rlfix.model import Evidence, Severity
+from rlfix.render import safe
 from rlfix.report import Diagnosis, Remedy, Report
 
 FORMATS = ("text", "json", "markdown", "html")
@@ -144,7 +145,8 @@ def render_text(
             out.append(style(f"skipped {s.name}: {s.skipped}", "yellow"))
     for err in report.errors:
         out.append(style(f"error: {err}", "red"))
-    return "\n".join(out) + "\n"
+    # Log text, file names and user signatures reach the terminal only with their controls escaped.
+    return safe.terminal("\n".join(out) + "\n", keep_style=color)
 
 
 def _where_line(report: Report) -> str:
@@ -238,10 +240,6 @@ def _text_diagnosis(
     return out
 
 
-def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def render_markdown(
     report: Report, *, top: int | None = DEFAULT_TOP, show_all: bool = False, all_flags: bool = False, **_: Any
 ) -> str:
@@ -250,39 +248,38 @@ def render_markdown(
     if not report.diagnoses:
         out.append("No failure recognised.")
     if not report.context.empty:
-        out.append(f"**Job:** {_context_line(report)}")
+        out.append(f"**Job:** {safe.md_text(_context_line(report))}")
         out.append("")
     where = _where_line(report)
     if where:
-        out.append(f"**Failed:** {where}")
+        out.append(f"**Failed:** {safe.md_text(where)}")
         out.append("")
     for i, d in enumerate(_shown(report, top, show_all), 1):
-        out.append(f"### {i}. `{d.id}`: {d.title}")
+        out.append(f"### {i}. {safe.md_code(d.id)}: {safe.md_text(d.title)}")
         out.append("")
-        out.append(f"*{d.kind.value}, {d.severity.value}, confidence {d.confidence:.2f}* — {d.signature.summary}")
+        label = f"{d.kind.value}, {d.severity.value}, confidence {d.confidence:.2f}"
+        out.append(f"*{label}* — {safe.md_text(d.signature.summary)}")
         out.append("")
         out.append("**Evidence**")
         out.append("")
-        out.append("```text")
-        for e in d.evidence[:3]:
-            out.append(f"{_where(e)}: {e.text}")
-        out.append("```")
+        out.extend(safe.md_block([f"{_where(e)}: {e.text}" for e in d.evidence[:3]]))
         places = _places(d)
         if places:
-            out.append(f"({places})")
+            out.append(f"({safe.md_text(places)})")
         for line in _details_lines(d):
-            out.append(f"- {line}")
+            out.append(f"- {safe.md_code(line)}")
         if d.folded:
             out.append("")
-            out.append("**Explains:** " + ", ".join(f"`{f.id}` ({_where(f.first)})" for f in d.folded))
+            explained = (f"{safe.md_code(f.id)} ({safe.md_code(_where(f.first))})" for f in d.folded)
+            out.append("**Explains:** " + ", ".join(explained))
         out.append("")
-        out.append("**Why ranked here:** " + "; ".join(d.reasons))
+        out.append("**Why ranked here:** " + safe.md_text("; ".join(d.reasons)))
         out.append("")
         if d.signature.remediation.steps:
             out.append("**Fix**")
             out.append("")
             for n, step in enumerate(d.signature.remediation.steps, 1):
-                out.append(f"{n}. {step}")
+                out.append(f"{n}. {safe.md_text(step)}")
             out.append("")
         remedies = _remedies(d, all_flags)
         if remedies:
@@ -292,19 +289,19 @@ def render_markdown(
                 f = r.flag
                 scope = f.framework + (f" {f.versions}" if f.versions else "")
                 note = r.reason or f.note or ""
-                out.append(
-                    f"| `{_md_escape(f.value)}` | {_md_escape(scope)} | {f.purpose} | {_md_escape(f.cost or '')} "
-                    f"| {_md_escape(note)} |"
-                )
+                # In a table a pipe ends the cell even inside a code span; md_text escapes its own.
+                cells = [safe.md_code(f.value).replace("|", "\\|")]
+                cells += [safe.md_text(c) for c in (scope, f.purpose, f.cost or "", note)]
+                out.append("| " + " | ".join(cells) + " |")
             out.append("")
         if d.signature.references:
-            out.append("References: " + ", ".join(f"<{ref}>" for ref in d.signature.references[:4]))
+            out.append("References: " + ", ".join(safe.md_link(ref) for ref in d.signature.references[:4]))
             out.append("")
     hidden = len(report.diagnoses) - len(_shown(report, top, show_all))
     if hidden > 0:
         out.append(f"*{hidden} more finding(s) not shown.*")
     for err in report.errors:
-        out.append(f"> error: {err}")
+        out.append(f"> error: {safe.md_code(err)}")
     return "\n".join(out).rstrip() + "\n"
 
 
