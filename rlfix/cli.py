@@ -83,6 +83,7 @@ def cli() -> None:
 @click.option("--engine", type=click.Choice(["auto", "hyperscan", "python"]), default="auto", show_default=True)
 @click.option("-v", "--verbose", is_flag=True, help="Show more evidence lines per finding.")
 @click.option("--follow", is_flag=True, help="Follow one growing FILE (tail -f); alert when a root cause appears.")
+@click.option("--follow-symlinks", is_flag=True, help="In directories, also read links that lead out of them.")
 @click.option(
     "--idle-exit",
     type=click.FloatRange(min=0),
@@ -110,6 +111,7 @@ def diagnose(
     engine: str,
     verbose: bool,
     follow: bool,
+    follow_symlinks: bool,
     idle_exit: float,
     baseline: str | None,
     kb_dirs: tuple[str, ...],
@@ -135,7 +137,7 @@ def diagnose(
         with stop_on_signals() as stop:
             report = follow_file(paths[0], triage, on_alert=_alert, idle_exit=idle_exit, stop=stop)
     else:
-        triage.feed_paths(list(paths) or ["-"], strict=False)
+        triage.feed_paths(list(paths) or ["-"], strict=False, follow_symlinks=follow_symlinks)
         report = triage.report()
     for err in report.errors:
         _fail(err)

@@ -136,10 +136,17 @@ class Triage:
         self.feed_stream(io.BytesIO(text.encode("utf-8", "surrogateescape")), source)
 
     def feed_paths(
-        self, paths: Sequence[str | os.PathLike[str]], stdin: BinaryIO | None = None, strict: bool = False
+        self,
+        paths: Sequence[str | os.PathLike[str]],
+        stdin: BinaryIO | None = None,
+        strict: bool = False,
+        follow_symlinks: bool = False,
     ) -> None:
-        """Scan files, directories and `-`; unreadable ones are recorded as errors (or raised if strict)."""
-        for item in expand(paths, stdin):
+        """Scan files, directories and `-`; unreadable ones are recorded as errors (or raised if strict).
+
+        A directory walk skips links that lead out of the directory unless `follow_symlinks`.
+        """
+        for item in expand(paths, stdin, follow_symlinks=follow_symlinks):
             if isinstance(item, Problem):
                 self._problem(item, strict)
                 continue
@@ -153,8 +160,11 @@ class Triage:
             return
         try:
             self.feed_stream(stream, item.name)
+            if getattr(stream, "truncated", False):
+                # Every line decompressed before the cut was scanned; the rest of the file is lost.
+                self._problem(Problem(item.name, "truncated gzip file; diagnosed the part before the cut"), strict)
         except (OSError, EOFError) as exc:
-            # A truncated gzip or a read error: keep what was read, report the rest.
+            # A read error: keep what was read, report the rest.
             self._problem(Problem(item.name, f"read failed: {exc}"), strict)
         finally:
             if item.stream is None:
