@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from rlfix import __version__
-from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE, KnowledgeError, RlfixError
+from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE, KnowledgeError, RlfixError, UsageError
 from rlfix.kb.load import KnowledgeBase, load_knowledge
 from rlfix.model import Evidence
 from rlfix.render import safe
@@ -52,7 +52,10 @@ kb_option = click.option(
 
 def _write(text: str, output: str | None) -> None:
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        try:
+            Path(output).write_text(text, encoding="utf-8")
+        except OSError as exc:  # a missing directory, a read-only place, a full disk
+            raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
     else:
         click.echo(text, nl=False)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import importlib.resources
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -84,6 +84,8 @@ def _construct_mapping(loader: _MarkingLoader, node: yaml.MappingNode) -> _Marke
     out.marks = {}
     for key_node, value_node in node.value:
         key = loader.construct_object(key_node, deep=True)
+        if not isinstance(key, Hashable):  # `? [a, b]` is valid YAML but no field name
+            raise yaml.constructor.ConstructorError(None, None, "a key must be a plain value", key_node.start_mark)
         if key in out:
             loader.duplicates.append((key_node.start_mark, f"duplicate key {key!r}"))
         out[key] = loader.construct_object(value_node, deep=True)
@@ -100,6 +102,26 @@ def _construct_sequence(loader: _MarkingLoader, node: yaml.SequenceNode) -> _Mar
 
 _MarkingLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 _MarkingLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
+
+
+def reject_aliases(text: str) -> None:
+    """Raise a YAMLError at the first anchor: knowledge-base files need none, and aliases can
+    expand exponentially (a "billion laughs" file). Only text holding `&` can define one."""
+    if "&" not in text:
+        return
+    for token in yaml.scan(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+        if isinstance(token, (yaml.AnchorToken, yaml.AliasToken)):
+            raise yaml.MarkedYAMLError(problem="anchors and aliases are not allowed", problem_mark=token.start_mark)
+
+
+def load_yaml(text: str) -> Any:
+    """Parse untrusted YAML safely: no aliases, plain keys only; raises yaml.YAMLError."""
+    reject_aliases(text)
+    loader = _MarkingLoader(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
 
 
 def _loc(file: str, mark: Any) -> Location:
@@ -453,11 +475,10 @@ def parse_signature_file(text: str, file: str) -> tuple[list[Signature], list[Pr
     checker = _Checker(file)
     loader = _MarkingLoader(text)
     try:
+        reject_aliases(text)
         data = loader.get_single_data()
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        return [], [Problem(_loc(file, mark), "", f"invalid YAML: {reason}")]
+        return [], [_yaml_problem(exc, file)]
     finally:
         loader.dispose()
     for mark, message in loader.duplicates:
@@ -473,16 +494,30 @@ def parse_signature_file(text: str, file: str) -> tuple[list[Signature], list[Pr
     return sigs, checker.problems
 
 
+def _yaml_problem(exc: yaml.YAMLError, file: str) -> Problem:
+    mark = getattr(exc, "problem_mark", None)
+    reason = getattr(exc, "problem", None) or (str(exc).splitlines() or ["unreadable"])[0]
+    return Problem(_loc(file, mark), "", f"invalid YAML: {reason}")
+
+
 def parse_taxonomy(text: str, file: str) -> tuple[list[TaxonomyEntry], list[Problem]]:
-    """Parse the taxonomy of ids rlfix promises to name."""
+    """Parse the taxonomy of ids rlfix promises to name; never raises for content problems."""
     try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        data = load_yaml(text)
     except yaml.YAMLError as exc:
-        return [], [Problem(_loc(file, getattr(exc, "problem_mark", None)), "", "invalid YAML")]
-    entries = []
-    for item in (data or {}).get("ids", []):
-        entries.append(TaxonomyEntry(str(item["id"]), Kind(item["kind"]), str(item.get("what", ""))))
-    return entries, []
+        return [], [_yaml_problem(exc, file)]
+    items = data.get("ids", []) if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        return [], [Problem(_loc(file, getattr(data, "mark", None)), "ids", "the file needs a top-level `ids:` list")]
+    entries, problems = [], []
+    kinds = {k.value for k in Kind}
+    for i, item in enumerate(items):
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str) or item.get("kind") not in kinds:
+            where = _loc(file, getattr(item, "mark", None))
+            problems.append(Problem(where, f"ids[{i}]", f"needs a string `id` and a `kind` of {sorted(kinds)}"))
+            continue
+        entries.append(TaxonomyEntry(item["id"], Kind(item["kind"]), str(item.get("what", ""))))
+    return entries, problems
 
 
 def builtin_dir() -> Path:
