@@ -290,7 +290,8 @@ def kb_draft(paths: tuple[str, ...], sig_id: str, kb_dirs: tuple[str, ...]) -> N
     from rlfix.tools.draft import draft_signature
     from rlfix.triage import Triage
 
-    triage = Triage(_kb(kb_dirs))
+    # Unmasked, so secrets become variable parts of the pattern; the draft masks what it quotes.
+    triage = Triage(_kb(kb_dirs), redact=False)
     triage.feed_paths(list(paths) or ["-"], strict=True)
     click.echo(draft_signature(triage.report(), sig_id), nl=False)
 

@@ -15,7 +15,7 @@ from rlfix.conclude.rank import Tally, rank
 from rlfix.conclude.remedies import choose_remedies
 from rlfix.errors import InputError
 from rlfix.kb.load import KnowledgeBase, load_knowledge
-from rlfix.match.matcher import Hit, Matcher
+from rlfix.match.matcher import Hit, Matcher, scan_buffers
 from rlfix.model import Evidence, Kind, LazyRegex
 from rlfix.observe.context import CONTEXT, JobContext, context_probes
 from rlfix.observe.progress import snapshot, stage_named_in
@@ -95,6 +95,9 @@ class Triage:
         # failure is read from them once, instead of tracking progress on every line.
         self._blocks: deque[tuple[bytearray | bytes, int]] = deque(maxlen=2)
         self._recent: deque[bytes] = deque(maxlen=RECENT_LINES)
+        # Allocated on the first stream, then reused for every input: a thousand small files must
+        # not cost a thousand pairs of multi-megabyte blocks.
+        self._buffers: tuple[bytearray, bytearray] | None = None
         self._progress: dict[str, tuple[str | None, int | None]] = {}
         self._unknown = UnknownTracker()
         self._tallies: dict[str, Tally] = {}
@@ -128,7 +131,11 @@ class Triage:
         """Scan a binary stream in blocks (the fast path for files and pipes)."""
         self._close_feed()
         self._blocks.clear()
-        lines, size = self.matcher.scan_stream(stream, source, self._sink, budget=self._budget, on_block=self._on_block)
+        if self._buffers is None:
+            self._buffers = scan_buffers()
+        lines, size = self.matcher.scan_stream(
+            stream, source, self._sink, budget=self._budget, on_block=self._on_block, buffers=self._buffers
+        )
         self._sources.append(SourceStats(source, lines, size))
 
     def feed_text(self, text: str, source: str = "<text>") -> None:
