@@ -105,7 +105,7 @@ class Triage:
         self._order = 0
         self._sources: list[SourceStats] = []
         self._errors: list[str] = []
-        self._feed_source = "<lines>"
+        self._feed_source = self._feed_raw = "<lines>"
         self._feed_lines = 0
         self._feed_bytes = 0
 
@@ -113,9 +113,9 @@ class Triage:
 
     def feed(self, line: str | bytes, source: str | None = None, number: int | None = None) -> None:
         """Add one line (trailing newline optional); `number` keeps a line number known upstream."""
-        if source is not None and source != self._feed_source:
+        if source is not None and source != self._feed_raw:
             self._close_feed()
-            self._feed_source = source
+            self._feed_raw, self._feed_source = source, self._name(source)
         self._feed_lines += 1
         self._feed_bytes += len(line)
         at = self._feed_lines if number is None else number
@@ -131,6 +131,7 @@ class Triage:
         """Scan a binary stream in blocks (the fast path for files and pipes)."""
         self._close_feed()
         self._blocks.clear()
+        source = self._name(source)
         if self._buffers is None:
             self._buffers = scan_buffers()
         lines, size = self.matcher.scan_stream(
@@ -177,7 +178,12 @@ class Triage:
             if item.stream is None:
                 stream.close()
 
+    def _name(self, name: str) -> str:
+        """A file name as reports show it: names can carry tokens (`run-hf_xxx.log`) too."""
+        return redact_secrets(name) if self.redact else name
+
     def _problem(self, problem: Problem, strict: bool) -> None:
+        problem = Problem(self._name(problem.name), problem.message, problem.skipped)
         if problem.skipped:
             self._sources.append(SourceStats(problem.name, 0, 0, skipped=problem.message))
             return
@@ -266,7 +272,8 @@ class Triage:
         elif owner.startswith(TRACEBACK):
             self._tracebacks.observe(hit)
         elif owner in (ERRORLINE, TERMINATION):
-            self._unknown.observe(hit, self._evidence(hit, self._order, {}))
+            shown = self._unknown.wants(owner, hit.line.message)
+            self._unknown.observe(hit, self._evidence(hit, self._order, {}, shown))
 
     def _evidence(self, hit: Hit, order: int, values: dict[str, str], shown: bool = True) -> Evidence:
         line = hit.line

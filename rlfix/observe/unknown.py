@@ -75,6 +75,12 @@ class UnknownTracker:
         self.termination: Evidence | None = None
         self.exit_code: str | None = None
 
+    def wants(self, owner: str, message: str) -> bool:
+        """Whether a line would be kept as quoted evidence (not just counted)."""
+        if owner == TERMINATION:
+            return self.termination is None
+        return len(self.templates) < MAX_TEMPLATES and template(message) not in self.templates
+
     def observe(self, hit: Hit, evidence: Evidence) -> None:
         if hit.probe.owner == TERMINATION:
             if self.termination is None:

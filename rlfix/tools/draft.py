@@ -95,7 +95,7 @@ def draft_signature(report: Report, sig_id: str = "my-new-failure") -> str:
     }
     header = (
         # A file name may hold a newline or a YAML line break: escaped, it cannot end the comment.
-        f"# Drafted by `rlfix kb draft` from {safe.one_line(evidence.source)}:{evidence.line}.\n"
+        f"# Drafted by `rlfix kb draft` from {safe.one_line(redact_secrets(evidence.source))}:{evidence.line}.\n"
         "# Fill in every TODO, run `rlfix kb lint --kb DIR`, then `rlfix diagnose --kb DIR LOG`.\n"
         "# docs/writing-signatures.md explains each field.\n"
     )
