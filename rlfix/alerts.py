@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from rlfix import safe
 from rlfix.model import Evidence
 
 #: Called with the first evidence of a signature and its id, the moment it first matches.
@@ -13,4 +14,5 @@ Alert = Callable[[Evidence, str], None]
 def format_alert(evidence: Evidence, sig_id: str) -> str:
     """One line naming the root cause and where it was seen."""
     where = f" [{evidence.where}]" if evidence.where else ""
-    return f"rlfix: ALERT {sig_id} at {evidence.source}:{evidence.line}{where}: {evidence.text}"
+    # Shown on a terminal: one line, with any control or bidi character shown escaped.
+    return safe.one_line(f"rlfix: ALERT {sig_id} at {evidence.source}:{evidence.line}{where}: {evidence.text}")

@@ -29,6 +29,7 @@ def diagnose(
     strict: bool = True,
     baseline: Source | Report | None = None,
     on_alert: Alert | None = None,
+    follow_symlinks: bool = False,
 ) -> Report:
     """Diagnose a log and return a ranked `Report`.
 
@@ -41,7 +42,8 @@ def diagnose(
     `baseline` is a healthy run of the same job (any kind of source, or its report): findings
     that also show there are discounted. `on_alert(evidence, id)` is called the first time each
     signature matches. `engine` is `auto`, `hyperscan` or `python`; `redact=False` quotes
-    evidence without masking credentials.
+    evidence without masking credentials. Directory walks skip links that lead out of the
+    directory unless `follow_symlinks`.
 
     >>> diagnose("RuntimeError: CUDA error: an illegal memory access was encountered\\n").top.id
     'cuda-illegal-memory-access'
@@ -50,17 +52,17 @@ def diagnose(
     if baseline is not None and not isinstance(baseline, Report):
         baseline = diagnose(baseline, kb=triage.kb, engine=engine, redact=redact, strict=strict)
     triage.baseline = baseline
-    feed(triage, source, strict=strict)
+    feed(triage, source, strict=strict, follow_symlinks=follow_symlinks)
     return triage.report()
 
 
-def feed(triage: Triage, source: Source, *, strict: bool = True) -> None:
+def feed(triage: Triage, source: Source, *, strict: bool = True, follow_symlinks: bool = False) -> None:
     """Feed any supported kind of source into a `Triage`."""
     if isinstance(source, os.PathLike):
-        triage.feed_paths([source], strict=strict)
+        triage.feed_paths([source], strict=strict, follow_symlinks=follow_symlinks)
     elif isinstance(source, str):
         if _is_path(source):
-            triage.feed_paths([source], strict=strict)
+            triage.feed_paths([source], strict=strict, follow_symlinks=follow_symlinks)
         elif "\n" in source or any(c.isspace() for c in source) or not source:
             triage.feed_text(source)
         else:
@@ -74,7 +76,7 @@ def feed(triage: Triage, source: Source, *, strict: bool = True) -> None:
         else:
             triage.feed_stream(source, name)  # type: ignore[arg-type]
     elif isinstance(source, (list, tuple)) and _names_paths(source):
-        triage.feed_paths(list(source), strict=strict)
+        triage.feed_paths(list(source), strict=strict, follow_symlinks=follow_symlinks)
     elif isinstance(source, Iterable):
         triage.feed_lines(source)  # type: ignore[arg-type]
     else:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from rlfix import safe
 from rlfix.alerts import format_alert
 from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE, KnowledgeError, RlfixError, UsageError
 from rlfix.integrations.follow import DEFAULT_IDLE_EXIT
@@ -32,7 +33,8 @@ Exit status:
 
 
 def _fail(message: str) -> None:
-    click.echo(f"rlfix: error: {message}", err=True)
+    # Messages quote file names and log text: one line, controls shown escaped.
+    click.echo(f"rlfix: error: {safe.one_line(message)}", err=True)
 
 
 def _kb(kb_dirs: Sequence[str]) -> KnowledgeBase:
@@ -51,7 +53,10 @@ kb_option = click.option(
 
 def _write(text: str, output: str | None) -> None:
     if output:
-        Path(output).write_text(text, encoding="utf-8")
+        try:
+            Path(output).write_text(text, encoding="utf-8")
+        except OSError as exc:  # a missing directory, a read-only place, a full disk
+            raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
     else:
         click.echo(text, nl=False)
 
@@ -82,6 +87,7 @@ def cli() -> None:
 @click.option("--engine", type=click.Choice(["auto", "hyperscan", "python"]), default="auto", show_default=True)
 @click.option("-v", "--verbose", is_flag=True, help="Show more evidence lines per finding.")
 @click.option("--follow", is_flag=True, help="Follow one growing FILE (tail -f); alert when a root cause appears.")
+@click.option("--follow-symlinks", is_flag=True, help="In directories, also read links that lead out of them.")
 @click.option(
     "--idle-exit",
     type=click.FloatRange(min=0),
@@ -109,6 +115,7 @@ def diagnose(
     engine: str,
     verbose: bool,
     follow: bool,
+    follow_symlinks: bool,
     idle_exit: float,
     baseline: str | None,
     kb_dirs: tuple[str, ...],
@@ -130,11 +137,12 @@ def diagnose(
             engine=engine,
             redact=not no_redact,
             strict=False,
+            follow_symlinks=follow_symlinks,
             baseline=Path(baseline) if baseline else None,
         )
     for source in report.sources:
         if source.skipped:
-            click.echo(f"rlfix: warning: {source.name}: {source.skipped}", err=True)
+            click.echo(f"rlfix: warning: {safe.one_line(f'{source.name}: {source.skipped}')}", err=True)
     use_color = color if color is not None else (output is None and color_wanted(sys.stdout.isatty()))
     options = RenderOptions(top=top, show_all=show_all, all_flags=all_flags, verbose=verbose, color=use_color)
     _write(render(report, fmt, options), output)
@@ -167,7 +175,7 @@ def explain(sig_id: str, kb_dirs: tuple[str, ...]) -> None:
     """What a failure id means, why it happens, and how to fix it."""
     from rlfix.tools.describe import describe_signature
 
-    click.echo(describe_signature(_kb(kb_dirs).require(sig_id)), nl=False)
+    click.echo(safe.terminal(describe_signature(_kb(kb_dirs).require(sig_id))), nl=False)
 
 
 @cli.group()
@@ -183,7 +191,7 @@ def kb_list(kb_dirs: tuple[str, ...], kind: str | None) -> None:
     for sig in sorted(_kb(kb_dirs), key=lambda s: s.id):
         if kind and sig.kind.value != kind:
             continue
-        click.echo(f"{sig.id:34} {sig.kind.value:7} {sig.severity.value:7} {sig.title}")
+        click.echo(safe.one_line(f"{sig.id:34} {sig.kind.value:7} {sig.severity.value:7} {sig.title}"))
 
 
 @kb.command("show")
@@ -193,7 +201,7 @@ def kb_show(sig_id: str, kb_dirs: tuple[str, ...]) -> None:
     """One signature as rlfix understands it: patterns, anchors, relations, flags, examples."""
     from rlfix.tools.describe import show_signature
 
-    click.echo(show_signature(_kb(kb_dirs).require(sig_id)), nl=False)
+    click.echo(safe.terminal(show_signature(_kb(kb_dirs).require(sig_id))), nl=False)
 
 
 @kb.command("lint")
@@ -207,12 +215,12 @@ def kb_lint(kb_dirs: tuple[str, ...], strict: bool) -> None:
         kb_obj = _kb(kb_dirs)
     except KnowledgeError as exc:
         for problem in exc.problems:
-            click.echo(f"{problem}", err=True)
+            click.echo(safe.one_line(str(problem)), err=True)
         click.echo(f"rlfix: {len(exc.problems)} problem(s) in the knowledge base", err=True)
         sys.exit(EXIT_USAGE)
     issues = lint(kb_obj)
     for issue in issues:
-        click.echo(str(issue), err=True)
+        click.echo(safe.one_line(str(issue)), err=True)
     errors = [i for i in issues if i.severity == "error" or strict]
     n_patterns = sum(len(s.patterns) for s in kb_obj)
     click.echo(
@@ -263,7 +271,8 @@ def kb_draft(paths: tuple[str, ...], sig_id: str, kb_dirs: tuple[str, ...]) -> N
     from rlfix.tools.draft import draft_signature
     from rlfix.triage import Triage
 
-    triage = Triage(_kb(kb_dirs))
+    # Unmasked, so secrets become variable parts of the pattern; the draft masks what it quotes.
+    triage = Triage(_kb(kb_dirs), redact=False)
     triage.feed_paths(list(paths) or ["-"], strict=True)
     click.echo(draft_signature(triage.report(), sig_id), nl=False)
 

@@ -268,3 +268,20 @@ class Evidence:
             "repeat": self.repeat,
             "values": dict(self.values),
         }
+
+
+#: Digits an extracted number may have and still be read as one (beyond: kept as text).
+MAX_DIGITS = 18
+
+
+def bounded_int(text: str | None) -> int | None:
+    """`text` as an int when it is a plain number of sane size, else None (never raises).
+
+    Logs are data: a 5000-digit "world size" must not trip Python's int-conversion limit.
+    """
+    if text is None:
+        return None
+    digits = text.strip()
+    if not digits.isascii() or not digits.lstrip("+-").isdigit() or len(digits) > MAX_DIGITS:
+        return None
+    return int(digits)

@@ -1,37 +1,188 @@
-"""Mask credentials in quoted evidence, so a report can be pasted into a public issue."""
+"""Mask credentials in quoted evidence and job context, so a report can be pasted into a public issue.
+
+Every rule is a row of `RULES` with a positive and a negative example; tests run them all. Every
+quantifier is bounded, so each rule costs time linear in the line length whatever the line holds
+(an unbounded `[a-z]*://` tried at every position of `a.a.a...` was quadratic); a secret longer
+than 512 characters is masked in pieces.
+"""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 MASK = "***"
 
-# (what it is, pattern, replacement). Replacements keep the key name so the line still reads.
-_RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
-    ("url-password", re.compile(r"(?P<head>\b[a-z][a-z0-9+.-]*://[^\s:/@]+:)[^\s@/]+(?=@)"), r"\g<head>" + MASK),
-    ("bearer", re.compile(r"(?i)(?P<head>\bbearer\s+)[A-Za-z0-9._~+/-]{8,}=*"), r"\g<head>" + MASK),
-    ("huggingface", re.compile(r"\bhf_[A-Za-z0-9]{20,}\b"), "hf_" + MASK),
-    ("openai", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"), "sk-" + MASK),
-    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), "AKIA" + MASK),
-    (
-        "wandb",
-        re.compile(r"(?i)(?P<head>\b(?:WANDB_API_KEY\s*[=:]\s*|wandb\s+login\s+(?:--relogin\s+)?))[0-9a-f]{40}\b"),
-        r"\g<head>" + MASK,
+
+@dataclass(frozen=True)
+class Rule:
+    """One kind of credential: how to find it, what replaces it, and an example either way."""
+
+    name: str
+    pattern: re.Pattern[str]
+    replacement: str
+    positive: str
+    negative: str
+    #: Lower-case literals one of which every match holds: a rule runs only on lines that hold one.
+    needs: tuple[str, ...]
+
+
+def _rule(name: str, pattern: str, replacement: str, positive: str, negative: str, needs: tuple[str, ...]) -> Rule:
+    return Rule(name, re.compile(pattern), replacement, positive, negative, needs)
+
+
+_HEAD = r"\g<head>" + MASK
+# Names whose value is a secret: `--hf_token X`, `WANDB_API_KEY=X`, `'password': 'X'`.
+_SECRET_NAME = (
+    r"(?:password|passwd|secret|token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key"
+    r"|wandb[_-]?key|auth[_-]?key|credentials?)"
+)
+
+RULES: tuple[Rule, ...] = (
+    _rule(
+        "url-credentials",
+        # The password runs to the last `@` before a space: it may itself hold `@`, `:` or `/`.
+        r"(?P<head>\b[a-z][a-z0-9+.-]{0,30}://[^\s:/@]{1,256}:)\S{1,512}(?=@)",
+        _HEAD,
+        "fetching https://alice:p@ss:w/rd@storage.example.com/ckpt",
+        "fetching https://storage.example.com:8443/ckpt",
+        ("://",),
     ),
-    (
+    _rule(
+        "authorization",
+        r"(?i)(?P<head>\bauthorization['\"]?\s*[:=]\s*['\"]?(?:bearer|token|basic)\s+)[A-Za-z0-9._~+/=:-]{4,512}",
+        _HEAD,
+        "header Authorization: Basic YWxpY2U6c2VjcmV0",
+        "Authorization failed for user alice",
+        ("authorization",),
+    ),
+    _rule(
+        "bearer",
+        r"(?i)(?P<head>\bbearer\s+)[A-Za-z0-9._~+/-]{8,512}=*",
+        _HEAD,
+        "sent Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig",
+        "the bearer of bad news",
+        ("bearer",),
+    ),
+    _rule(
+        "github",
+        r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})",
+        "gh_" + MASK,
+        "clone with ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+        "see ghp_short and github_pages",
+        ("gh", "github_pat_"),
+    ),
+    _rule(
+        "gitlab",
+        r"\bglpat-[A-Za-z0-9_-]{20,255}",
+        "glpat-" + MASK,
+        "CI_TOKEN glpat-AbCdEfGhIjKlMnOpQrSt",
+        "glpat- prefix documented",
+        ("glpat-",),
+    ),
+    _rule(
+        "slack",
+        r"\bxox[abposr]-[A-Za-z0-9-]{10,255}",
+        "xox-" + MASK,
+        "posting with xoxb-1234567890-abcdefghij",
+        "xoxo from the team",
+        ("xox",),
+    ),
+    _rule(
+        "google",
+        r"\bAIza[0-9A-Za-z_-]{35}",
+        "AIza" + MASK,
+        "maps key AIzaSyA1234567890abcdefghijklmnopqrstuv",
+        "AIza is a prefix",
+        ("aiza",),
+    ),
+    _rule(
+        "huggingface",
+        r"\bhf_[A-Za-z0-9]{20,255}",
+        "hf_" + MASK,
+        "token hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123 used",
+        "tokenizer: hf_hub_download(repo_id='meta-llama/Llama-3')",
+        ("hf_",),
+    ),
+    _rule(
+        "sk-key",
+        r"\bsk-(?:proj-|svcacct-|admin-|ant-)?[A-Za-z0-9_-]{20,255}",
+        "sk-" + MASK,
+        "key=sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz012345",
+        "use sk-learn for the probe",
+        ("sk-",),
+    ),
+    _rule(
+        "aws-key-pair",
+        # An access key id followed by its secret (as `aws configure` and credential dumps print them).
+        r"(?P<head>\b(?:AKIA|ASIA)[0-9A-Z]{16}[\s,:;'\"=]{1,10})[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])",
+        _HEAD,
+        "keys AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "instance i-0abcd1234efgh5678 started",
+        ("akia", "asia"),
+    ),
+    _rule(
+        "aws-access-key",
+        r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+        "AKIA" + MASK,
+        "aws_access_key_id AKIAIOSFODNN7EXAMPLE",
+        "AKIA is the prefix of long-term keys",
+        ("akia", "asia"),
+    ),
+    _rule(
+        "wandb-login",
+        r"(?i)(?P<head>\bwandb\s+login\s+(?:--relogin\s+)?)[0-9a-f]{40}\b",
+        _HEAD,
+        "wandb login 0123456789abcdef0123456789abcdef01234567",
+        "wandb login --relogin",
+        ("wandb",),
+    ),
+    _rule(
+        "hex-after-key-name",
+        # A bare 40-hex value (a W&B key) right after a key-like name; a git hash after `commit` is kept.
+        r"(?i)(?P<head>(?:key|token|secret|auth)['\"]?(?:\s*[=:]\s*|\s+)['\"]?)[0-9a-f]{40}\b",
+        _HEAD,
+        "wandb api key 0123456789abcdef0123456789abcdef01234567",
+        "commit 0123456789abcdef0123456789abcdef01234567",
+        ("key", "token", "secret", "auth"),
+    ),
+    _rule(
+        "secret-flag",
+        # `--password X`, `--api-key=X`, `--hf_token X`, `--wandb_key X`: the flag name ends in a secret word.
+        r"(?i)(?P<head>(?:^|(?<=\s))--?[\w.-]{0,40}?" + _SECRET_NAME + r"(?:=|\s+)['\"]?)(?!\*\*\*)[^\s'\"]{1,512}",
+        _HEAD,
+        "python train.py --wandb_key 0123456789abcdef --lr 1e-5",
+        "python train.py --max_new_tokens 1024 --token_budget 8",
+        ("-",),
+    ),
+    _rule(
         "assignment",
-        re.compile(
-            r"(?i)(?P<head>\b(?:[A-Z0-9_]*?(?:API_KEY|APIKEY|SECRET_ACCESS_KEY|SECRET|TOKEN|PASSWORD|PASSWD)"
-            r"|api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd)\b['\"]?\s*[=:]\s*['\"]?)"
-            r"(?!\*\*\*)[^\s'\",;]{6,}"
-        ),
-        r"\g<head>" + MASK,
+        r"(?i)(?P<head>\b[A-Z0-9_]{0,64}?(?:API_KEY|APIKEY|SECRET_ACCESS_KEY|SECRET|TOKEN|PASSWORD|PASSWD)"
+        r"\b['\"]?\s*[=:]\s*['\"]?)(?!\*\*\*)[^\s'\",;]{6,512}",
+        _HEAD,
+        "export WANDB_API_KEY=0123456789abcdef0123456789abcdef01234567",
+        "max_new_tokens=512 and num_tokens: 77",
+        ("key", "secret", "token", "passw"),
     ),
 )
 
+_SECRET_KEY = re.compile(r"(?i)" + _SECRET_NAME + "$")
+
 
 def redact_secrets(text: str) -> str:
-    """Replace anything that looks like a credential with `***`."""
-    for _name, pattern, replacement in _RULES:
-        text = pattern.sub(replacement, text)
+    """Replace anything that looks like a credential with `***` (linear in `len(text)`)."""
+    lowered = text.lower()
+    for rule in RULES:
+        # `str.find` is a memchr-speed scan: a rule whose literals are absent costs next to nothing.
+        if any(lit in lowered for lit in rule.needs):
+            text = rule.pattern.sub(rule.replacement, text)
+            lowered = text.lower()
     return text
+
+
+def redact_setting(key: str, value: str) -> str:
+    """A setting's value as a report may show it: masked whole when its name says it is a secret."""
+    name = key.lstrip("+-").rsplit(".", 1)[-1]
+    if value and _SECRET_KEY.search(name):
+        return MASK
+    return redact_secrets(value)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from rlfix.redact import RULES as REDACTION_RULES
+
 
 @dataclass(frozen=True)
 class MaskRule:
@@ -48,12 +50,41 @@ def template(message: str) -> str:
     return message.strip()[:TEMPLATE_CHARS]
 
 
-def pattern_for(message: str) -> str:
-    """A linear regex matching `message` with its numbers, paths and ids left variable."""
+def _secrets(message: str) -> list[tuple[int, int]]:
+    """Where credentials sit in `message` (the part a redaction rule would replace), merged."""
+    spans = []
+    for rule in REDACTION_RULES:
+        for m in rule.pattern.finditer(message):
+            spans.append((m.end("head") if "head" in rule.pattern.groupindex else m.start(), m.end()))
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _literal(text: str) -> str:
     out, pos = [], 0
-    for m in _VARIABLE.finditer(message):
-        out.append(re.escape(message[pos : m.start()]))
+    for m in _VARIABLE.finditer(text):
+        out.append(re.escape(text[pos : m.start()]))
         out.append(_FRAGMENTS[m.lastgroup or "num"])
         pos = m.end()
-    out.append(re.escape(message[pos:]))
+    out.append(re.escape(text[pos:]))
+    return "".join(out)
+
+
+def pattern_for(message: str) -> str:
+    """A linear regex matching `message` with its numbers, paths, ids and secrets left variable.
+
+    Drafted from the unmasked line: a secret becomes `\\S+` (it matches the masked example too),
+    never the escaped mask, which would only match reports, not logs.
+    """
+    out, pos = [], 0
+    for start, end in _secrets(message):
+        out.append(_literal(message[pos:start]))
+        out.append(r"\S+")
+        pos = end
+    out.append(_literal(message[pos:]))
     return "".join(out).replace("\\ ", " ")

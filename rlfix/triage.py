@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import os
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 from typing import BinaryIO
 
@@ -13,8 +13,8 @@ from rlfix.alerts import Alert
 from rlfix.conclude import Observations, conclude
 from rlfix.errors import InputError
 from rlfix.kb.load import KnowledgeBase, load_knowledge
-from rlfix.match.matcher import Hit, Matcher, ProbeKind
-from rlfix.model import Evidence, Kind
+from rlfix.match.matcher import Hit, Matcher, ProbeKind, scan_buffers
+from rlfix.model import Evidence, Kind, LazyRegex
 from rlfix.observe.context import ContextTracker, context_probes
 from rlfix.observe.progress import snapshot
 from rlfix.observe.tally import Tally
@@ -62,10 +62,13 @@ class Triage:
         redact: bool = True,
         on_new: Alert | None = None,
         baseline: Report | None = None,
+        timeline: bool = True,
     ) -> None:
         self.kb = kb if kb is not None else load_knowledge([os.fspath(d) for d in kb_dirs])
         self.matcher = matcher_for(self.kb, engine)
-        self.context = ContextTracker()
+        self.context = ContextTracker(redact=redact)
+        # `rlfix run` renders no timeline: without one, repeats of a known line cost no redaction.
+        self._max_timeline = MAX_TIMELINE if timeline else 0
         self.redact = redact
         self.on_new = on_new
         self.baseline = baseline
@@ -75,6 +78,9 @@ class Triage:
         # failure is read from them once, instead of tracking progress on every line.
         self._blocks: deque[tuple[bytearray | bytes, int]] = deque(maxlen=2)
         self._recent: deque[bytes] = deque(maxlen=RECENT_LINES)
+        # Allocated on the first stream, then reused for every input: a thousand small files must
+        # not cost a thousand pairs of multi-megabyte blocks.
+        self._buffers: tuple[bytearray, bytearray] | None = None
         self._progress: dict[str, tuple[str | None, int | None]] = {}
         self._unknown = UnknownTracker()
         self._tallies: dict[str, Tally] = {}
@@ -82,7 +88,7 @@ class Triage:
         self._order = 0
         self._sources: list[SourceStats] = []
         self._errors: list[str] = []
-        self._feed_source = "<lines>"
+        self._feed_source = self._feed_raw = "<lines>"
         self._feed_lines = 0
         self._feed_bytes = 0
 
@@ -90,9 +96,9 @@ class Triage:
 
     def feed(self, line: str | bytes, source: str | None = None, number: int | None = None) -> None:
         """Add one line (trailing newline optional); `number` keeps a line number known upstream."""
-        if source is not None and source != self._feed_source:
+        if source is not None and source != self._feed_raw:
             self._close_feed()
-            self._feed_source = source
+            self._feed_raw, self._feed_source = source, self._name(source)
         self._feed_lines += 1
         self._feed_bytes += len(line)
         at = self._feed_lines if number is None else number
@@ -108,7 +114,12 @@ class Triage:
         """Scan a binary stream in blocks (the fast path for files and pipes)."""
         self._close_feed()
         self._blocks.clear()
-        lines, size = self.matcher.scan_stream(stream, source, self._sink, budget=self._budget, on_block=self._on_block)
+        source = self._name(source)
+        if self._buffers is None:
+            self._buffers = scan_buffers()
+        lines, size = self.matcher.scan_stream(
+            stream, source, self._sink, budget=self._budget, on_block=self._on_block, buffers=self._buffers
+        )
         self._sources.append(SourceStats(source, lines, size))
 
     def feed_text(self, text: str, source: str = "<text>") -> None:
@@ -116,10 +127,17 @@ class Triage:
         self.feed_stream(io.BytesIO(text.encode("utf-8", "surrogateescape")), source)
 
     def feed_paths(
-        self, paths: Sequence[str | os.PathLike[str]], stdin: BinaryIO | None = None, strict: bool = False
+        self,
+        paths: Sequence[str | os.PathLike[str]],
+        stdin: BinaryIO | None = None,
+        strict: bool = False,
+        follow_symlinks: bool = False,
     ) -> None:
-        """Scan files, directories and `-`; unreadable ones are recorded as errors (or raised if strict)."""
-        for item in expand(paths, stdin):
+        """Scan files, directories and `-`; unreadable ones are recorded as errors (or raised if strict).
+
+        A directory walk skips links that lead out of the directory unless `follow_symlinks`.
+        """
+        for item in expand(paths, stdin, follow_symlinks=follow_symlinks):
             if isinstance(item, Problem):
                 self._problem(item, strict)
                 continue
@@ -133,14 +151,22 @@ class Triage:
             return
         try:
             self.feed_stream(stream, item.name)
+            if getattr(stream, "truncated", False):
+                # Every line decompressed before the cut was scanned; the rest of the file is lost.
+                self._problem(Problem(item.name, "truncated gzip file; diagnosed the part before the cut"), strict)
         except (OSError, EOFError) as exc:
-            # A truncated gzip or a read error: keep what was read, report the rest.
+            # A read error: keep what was read, report the rest.
             self._problem(Problem(item.name, f"read failed: {exc}"), strict)
         finally:
             if item.stream is None:
                 stream.close()
 
+    def _name(self, name: str) -> str:
+        """A file name as reports show it: names can carry tokens (`run-hf_xxx.log`) too."""
+        return redact_secrets(name) if self.redact else name
+
     def _problem(self, problem: Problem, strict: bool) -> None:
+        problem = Problem(self._name(problem.name), problem.message, problem.skipped)
         if problem.skipped:
             self._sources.append(SourceStats(problem.name, 0, 0, skipped=problem.message))
             return
@@ -180,22 +206,32 @@ class Triage:
             values.update(raised)
         elif "raised_at" in raised:
             values.setdefault("raised_at", raised["raised_at"])
-        for name, pattern in sig.extract:
-            m = pattern.search(hit.line.message)
-            if m:
-                value = m.group(name) if name in m.groupdict() else m.group(1)
-                if value is not None:
-                    values.setdefault(name, value)
-        evidence = self._evidence(hit, self._order, values)
-        if len(self._timeline) < MAX_TIMELINE:
-            self._timeline.append((owner, evidence))
+        values.update((k, v) for k, v in self._extracted(sig.extract, hit.line.message) if k not in values)
         tally = self._tallies.get(owner)
+        keep = len(self._timeline) < self._max_timeline
+        # Redaction runs only on lines a report can show: a repeat of a known line is just counted.
+        shown = keep or tally is None or tally.wants(hit.line.message)
+        evidence = self._evidence(hit, self._order, values, shown)
+        if keep:
+            self._timeline.append((owner, evidence))
         if tally is None:
             tally = self._tallies[owner] = Tally(sig)
             if sig.kind is Kind.ROOT:
                 self._progress[owner] = snapshot(self._lookback(hit))
         if tally.add(evidence) and self.on_new is not None:
             self.on_new(evidence, owner)
+
+    def _extracted(self, extract: Sequence[tuple[str, LazyRegex]], message: str) -> Iterator[tuple[str, str]]:
+        """Values of a signature's `extract:` regexes, under the same time budget as its patterns."""
+        for name, pattern in extract:
+            try:
+                m = pattern.search(message, timeout=self.matcher.timeout)
+            except TimeoutError:
+                continue
+            if m:
+                value = m.group(name) if name in m.groupdict() else m.group(1)
+                if value is not None:
+                    yield name, value
 
     def _on_block(self, block: bytearray | bytes, end: int) -> None:
         self._blocks.append((block, end))
@@ -219,19 +255,24 @@ class Triage:
         elif kind is ProbeKind.TRACEBACK:
             self._tracebacks.observe(hit)
         else:
-            self._unknown.observe(hit, self._evidence(hit, self._order, {}))
+            shown = self._unknown.wants(kind, hit.line.message)
+            self._unknown.observe(hit, self._evidence(hit, self._order, {}, shown))
 
-    def _evidence(self, hit: Hit, order: int, values: dict[str, str]) -> Evidence:
+    def _evidence(self, hit: Hit, order: int, values: dict[str, str], shown: bool = True) -> Evidence:
         line = hit.line
-        text = line.text
+        text, message = line.text, line.message
+        at = max(text.find(message), 0) + hit.match.start() if message else 0
+        if self.redact and shown:
+            # Mask the whole line first: a cut through a secret would leave a part no rule recognises.
+            masked = redact_secrets(text)
+            at = min(at, len(masked)) if masked == text else len(redact_secrets(text[:at]))
+            text, message = masked, redact_secrets(message)
+        if self.redact:
+            # Values are few and short, and a tally keeps the first of each: always masked.
+            values = {k: redact_secrets(v) for k, v in values.items()}
         if len(text) > EVIDENCE_CHARS:
-            at = max(text.find(line.message), 0) + hit.match.start() if line.message else 0
             start = max(0, min(at - EVIDENCE_CHARS // 3, len(text) - EVIDENCE_CHARS))
             text = ("…" if start else "") + text[start : start + EVIDENCE_CHARS] + "…"
-        message = line.message
-        if self.redact:
-            text, message = redact_secrets(text), redact_secrets(message)
-            values = {k: redact_secrets(v) for k, v in values.items()}
         return Evidence(
             source=line.source,
             line=line.number,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
+from rlfix.model import MAX_DIGITS, bounded_int
+
 _SIZE = re.compile(r"^\s*([\d.]+)\s*([KMGT]i?B)?\s*$", re.IGNORECASE)
 _UNIT = {
     "kb": 1e-6,
@@ -28,7 +30,7 @@ def gib(text: str | None, default_unit: str = "GiB") -> float | None:
     unit = (m.group(2) or default_unit).lower()
     try:
         return float(m.group(1)) * _UNIT.get(unit, 1.0)
-    except ValueError:
+    except (ValueError, OverflowError):
         return None
 
 
@@ -49,7 +51,7 @@ def _ray_oom(v: Mapping[str, str]) -> list[str]:
     if "used_gb" in v and "total_gb" in v:
         line = f"node memory {v['used_gb']} GB of {v['total_gb']} GB"
         fraction = v.get("fraction")
-        if fraction and fraction.replace(".", "", 1).isdigit():
+        if fraction and fraction.replace(".", "", 1).isdigit() and len(fraction) <= MAX_DIGITS:
             line += f" ({float(fraction):.0%})"
         if "threshold" in v:
             line += f", above Ray's kill threshold {v['threshold']}"
@@ -65,10 +67,11 @@ def _nccl_timeout(v: Mapping[str, str]) -> list[str]:
     what = v.get("op", "a collective")
     seq = f" #{v['seq']}" if "seq" in v else ""
     line = f"{what}{seq}"
-    if "ran_ms" in v:
-        line += f" ran {int(v['ran_ms']) / 1000:.0f} s"
-    if "timeout_ms" in v:
-        line += f" against a {int(v['timeout_ms']) / 1000:.0f} s timeout"
+    ran, timeout = bounded_int(v.get("ran_ms")), bounded_int(v.get("timeout_ms"))
+    if ran is not None:
+        line += f" ran {ran / 1000:.0f} s"
+    if timeout is not None:
+        line += f" against a {timeout / 1000:.0f} s timeout"
     return [line]
 
 
@@ -78,9 +81,9 @@ def _host_oom(v: Mapping[str, str]) -> list[str]:
     line = f"the kernel killed {v.get('process', 'a process')}"
     if "killed_pid" in v:
         line += f" (pid {v['killed_pid']})"
-    rss = v.get("anon_rss_kb")
-    if rss and rss.isdigit():
-        line += f" using {int(rss) / 2**20:.1f} GiB of resident memory"
+    rss = bounded_int(v.get("anon_rss_kb"))
+    if rss is not None:
+        line += f" using {rss / 2**20:.1f} GiB of resident memory"
     return [line]
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import stat
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -164,7 +165,7 @@ def follow(
     try:
         with alert_on_roots(triage, on_alert):
             while True:
-                chunk = fh.read(READ_SIZE)
+                chunk = _read(fh)
                 if chunk:
                     feeder.push(chunk)
                     last_growth = time.monotonic()
@@ -198,10 +199,22 @@ def follow(
     return triage.report()
 
 
+def _read(fh: BinaryIO) -> bytes:
+    """The next block, or b"" when there is none yet (a non-blocking pipe says so with None)."""
+    try:
+        return fh.read(READ_SIZE) or b""
+    except BlockingIOError:
+        return b""
+
+
 def _open(path: Path) -> BinaryIO:
     try:
         if path.is_dir():
             raise InputError(f"{path}: is a directory; --follow needs one file")
+        if stat.S_ISFIFO(path.stat().st_mode):
+            # Non-blocking: a blocking open waits for a writer and a blocking read for data, and
+            # neither returns to the loop that honours Ctrl-C and SIGTERM.
+            return os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb", buffering=0)
         return path.open("rb", buffering=0)
     except InputError:
         raise
@@ -216,6 +229,8 @@ def _change(path: Path, fh: BinaryIO) -> str:
     except OSError:
         return ""
     opened = os.fstat(fh.fileno())
+    if not stat.S_ISREG(opened.st_mode):  # a pipe is neither truncated nor rotated
+        return ""
     if (now.st_dev, now.st_ino) != (opened.st_dev, opened.st_ino):
         return "replaced"
     if now.st_size < fh.tell():

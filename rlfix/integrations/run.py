@@ -28,6 +28,7 @@ from pathlib import Path
 from types import FrameType
 from typing import IO
 
+from rlfix import safe
 from rlfix.alerts import format_alert
 from rlfix.errors import RlfixError
 from rlfix.integrations.follow import LineFeeder, alert_on_roots
@@ -68,16 +69,51 @@ def run_command(
     """
     if not argv:
         raise CommandNotFound("no command given; usage: rlfix run -- CMD ARGS...")
-    triage = Triage(kb, engine=engine, redact=redact)
+    triage = Triage(kb, engine=engine, redact=redact, timeline=False)
     out = _Passthrough()
     with alert_on_roots(triage, out.alert):
         status = _run(list(argv), triage, out)
     if status != 0:
+        _report(triage, out, report_path)
+    return status
+
+
+def _report(triage: Triage, out: _Passthrough, report_path: str | os.PathLike[str] | None) -> None:
+    """Print (and save) the report; a failure here is one line, and the command's status still wins."""
+    try:
         report = triage.report()
         out.write_err(("\n" if not out.at_line_start else "") + report.render("text", color=False))
-        if report_path is not None:
+    except Exception as exc:  # whatever the job printed, its exit status must get through
+        out.write_err(f"\nrlfix: error: no report: {safe.one_line(repr(exc))}\n")
+        return
+    if report_path is not None:
+        try:
             Path(report_path).write_text(report.to_json() + "\n", encoding="utf-8")
-    return status
+        except OSError as exc:
+            out.write_err(f"rlfix: error: {safe.one_line(f'{report_path}: {exc.strerror or exc}')}\n")
+
+
+class _Guarded:
+    """A LineFeeder that stops diagnosing, instead of killing the run, if a line trips a bug in rlfix."""
+
+    def __init__(self, feeder: LineFeeder, out: _Passthrough) -> None:
+        self._feeder: LineFeeder | None = feeder
+        self._out = out
+
+    def _call(self, action: str, data: bytes = b"") -> None:
+        if self._feeder is None:
+            return
+        try:
+            self._feeder.push(data) if action == "push" else self._feeder.flush()
+        except Exception as exc:  # the job keeps running and keeps its output either way
+            self._feeder = None
+            self._out.write_err(f"\nrlfix: error: diagnosis stopped: {safe.one_line(repr(exc))}\n")
+
+    def push(self, data: bytes) -> None:
+        self._call("push", data)
+
+    def flush(self) -> None:
+        self._call("flush")
 
 
 def _run(argv: list[str], triage: Triage, out: _Passthrough) -> int:
@@ -93,7 +129,7 @@ def _run(argv: list[str], triage: Triage, out: _Passthrough) -> int:
         raise CommandNotExecutable(f"{argv[0]}: cannot execute: {exc.strerror or exc}") from exc
     assert child.stdout is not None and child.stderr is not None
     source = f"<{Path(argv[0]).name} output>"
-    feeder = LineFeeder(triage, source)
+    feeder = _Guarded(LineFeeder(triage, source), out)
     with _forward_signals(child):
         _pump(child.stdout, child.stderr, feeder, out)
         status = child.wait()
@@ -101,7 +137,7 @@ def _run(argv: list[str], triage: Triage, out: _Passthrough) -> int:
     return 128 - status if status < 0 else status
 
 
-def _pump(stdout: IO[bytes], stderr: IO[bytes], feeder: LineFeeder, out: _Passthrough) -> None:
+def _pump(stdout: IO[bytes], stderr: IO[bytes], feeder: _Guarded, out: _Passthrough) -> None:
     """Copy both pipes to our stdout/stderr and into the feeder until both reach end of file."""
     with selectors.DefaultSelector() as sel:
         sel.register(stdout, selectors.EVENT_READ, 1)

@@ -13,7 +13,7 @@ import yaml
 from rlfix.errors import Problem
 from rlfix.kb.anchors import MIN_ANCHOR, capture_groups, derive_anchors
 from rlfix.kb.anchors import parse as parse_regex
-from rlfix.kb.marked_yaml import Marked, MarkedList, MarkingLoader, location
+from rlfix.kb.marked_yaml import Marked, MarkedList, MarkingLoader, load_yaml, location, reject_aliases, yaml_problem
 from rlfix.kb.versions import valid_range
 from rlfix.model import (
     FRAMEWORKS,
@@ -343,11 +343,10 @@ def parse_signature_file(text: str, file: str) -> tuple[list[Signature], list[Pr
     checker = Checker(file)
     loader = MarkingLoader(text)
     try:
+        reject_aliases(text)
         data = loader.get_single_data()
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        return [], [Problem(location(file, mark), "", f"invalid YAML: {reason}")]
+        return [], [yaml_problem(exc, file)]
     finally:
         loader.dispose()
     for mark, message in loader.duplicates:
@@ -364,12 +363,21 @@ def parse_signature_file(text: str, file: str) -> tuple[list[Signature], list[Pr
 
 
 def parse_taxonomy(text: str, file: str) -> tuple[list[TaxonomyEntry], list[Problem]]:
-    """Parse the taxonomy of ids rlfix promises to name."""
+    """Parse the taxonomy of ids rlfix promises to name; never raises for content problems."""
     try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        data = load_yaml(text)
     except yaml.YAMLError as exc:
-        return [], [Problem(location(file, getattr(exc, "problem_mark", None)), "", "invalid YAML")]
-    entries = []
-    for item in (data or {}).get("ids", []):
-        entries.append(TaxonomyEntry(str(item["id"]), Kind(item["kind"]), str(item.get("what", ""))))
-    return entries, []
+        return [], [yaml_problem(exc, file)]
+    items = data.get("ids", []) if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        where = location(file, getattr(data, "mark", None))
+        return [], [Problem(where, "ids", "the file needs a top-level `ids:` list")]
+    entries, problems = [], []
+    kinds = {k.value for k in Kind}
+    for i, item in enumerate(items):
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str) or item.get("kind") not in kinds:
+            where = location(file, getattr(item, "mark", None))
+            problems.append(Problem(where, f"ids[{i}]", f"needs a string `id` and a `kind` of {sorted(kinds)}"))
+            continue
+        entries.append(TaxonomyEntry(item["id"], Kind(item["kind"]), str(item.get("what", ""))))
+    return entries, problems

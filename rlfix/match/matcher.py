@@ -157,6 +157,12 @@ class Budget:
                 self.dead.add(index)
 
 
+def scan_buffers() -> tuple[bytearray, bytearray]:
+    """The two blocks `Matcher.scan_stream` reads into; make them once and pass them to every scan."""
+    size = BLOCK_SIZE + MAX_LINE + OVERLAP
+    return bytearray(size), bytearray(size)
+
+
 class Matcher:
     """Compiles every probe's anchors once and matches blocks or single lines against them."""
 
@@ -207,15 +213,16 @@ class Matcher:
         first_line: int = 1,
         budget: Budget | None = None,
         on_block: BlockHook | None = None,
+        buffers: tuple[bytearray, bytearray] | None = None,
     ) -> tuple[int, int]:
         """Scan a binary stream block by block. Returns (lines, bytes) read.
 
         Two buffers are read into alternately (no copy of a block is ever made), so while one
         block is matched the previous one is still intact: `on_block(buffer, end)` lets a caller
-        look back at the text before a hit. Memory is two blocks plus one overlong line.
+        look back at the text before a hit. Memory is two blocks plus one overlong line; a caller
+        scanning many inputs passes the same `buffers` (from `scan_buffers()`) to each scan.
         """
-        size = BLOCK_SIZE + MAX_LINE + OVERLAP
-        buffers = (bytearray(size), bytearray(size))
+        buffers = buffers or scan_buffers()
         readinto = getattr(stream, "readinto", None)
         big = _size_hint(stream) >= NUMPY_AFTER
         which = 0

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from rlfix.model import Line
+from rlfix.model import Line, bounded_int
 
 # Stdlib `re` on purpose: these run on every candidate line and `re` is faster for simple cases.
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
@@ -94,12 +94,12 @@ def _ray(text: str, f: _Fields) -> int:
     if name:
         f.workers.append(name)
         f.worker = name
-    if "pid" in fields and fields["pid"].isdigit():
-        f.pid = int(fields["pid"])
+    if "pid" in fields:
+        f.pid = bounded_int(fields["pid"])
     if "ip" in fields:
         f.node = fields["ip"]
-    if "rank" in fields and fields["rank"].isdigit():
-        f.rank = int(fields["rank"])
+    if "rank" in fields:
+        f.rank = bounded_int(fields["rank"])
     return m.end()
 
 
@@ -165,7 +165,7 @@ def split_prefixes(text: str) -> tuple[str, _Fields, int]:
     repeat = 1
     m = _REPEATED.search(text)
     if m:
-        repeat = int(m.group(1))
+        repeat = bounded_int(m.group(1)) or 1
         text = text[: m.start()]
     pos = 0
     stripped = text.lstrip()

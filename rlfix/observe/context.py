@@ -12,6 +12,8 @@ from enum import Enum
 
 from rlfix.job import JobContext
 from rlfix.match.matcher import Hit, Probe, ProbeKind, observer_pattern
+from rlfix.model import bounded_int
+from rlfix.redact import redact_secrets, redact_setting
 
 CONTEXT = "@context"
 
@@ -125,7 +127,9 @@ MAX_SETTINGS = 2000
 class ContextTracker:
     """Accumulates what context probes find; `snapshot()` hands out a frozen `JobContext`."""
 
-    def __init__(self) -> None:
+    def __init__(self, redact: bool = False) -> None:
+        #: Mask credentials as they are recorded, so no output (text, JSON, HTML, remedies) can show them.
+        self.redact = redact
         self.frameworks: dict[str, int] = {}
         self.versions: dict[str, str] = {}
         self.settings: dict[str, str] = {}
@@ -150,15 +154,19 @@ class ContextTracker:
             gpu = hit.match.group("gpu")
             self.gpus[gpu] = self.gpus.get(gpu, 0) + 1
         elif fact is Fact.DUMP:
-            if len(self.dumped) < MAX_SETTINGS:
-                self.dumped.setdefault(hit.match.group("key"), hit.match.group("value").strip().strip("'\""))
+            key = hit.match.group("key")
+            if len(self.dumped) < MAX_SETTINGS and key not in self.dumped:
+                self.dumped[key] = self._keep(key, hit.match.group("value").strip().strip("'\""))
         elif fact is Fact.LAUNCH:
             if self.command is None:
-                self.command = hit.match.group("cmd")[:500]
-                # A launch line's flags are settings too.
-                self._settings(self.command)
+                command = hit.match.group("cmd")
+                # Masked before it is cut, like evidence; its flags are settings too.
+                self.command = (redact_secrets(command) if self.redact else command)[:500]
+                self._settings(command[:500])
         elif fact is Fact.WORLD:
-            self.world_size = max(self.world_size or 0, int(hit.match.group("world")))
+            world = bounded_int(hit.match.group("world"))
+            if world is not None:
+                self.world_size = max(self.world_size or 0, world)
 
     def _version(self, hit: Hit) -> None:
         groups = {k: v for k, v in hit.match.groupdict().items() if v}
@@ -168,10 +176,14 @@ class ContextTracker:
             if key not in ("name", "version"):
                 self.versions.setdefault(key, value)
 
+    def _keep(self, key: str, value: str) -> str:
+        return redact_setting(key, value) if self.redact else value
+
     def _settings(self, text: str) -> None:
         if len(self.settings) < MAX_SETTINGS:
             for key, value in _CLI_FLAG.findall(text) + _HYDRA.findall(text):
-                self.settings.setdefault(key, value.strip("'\","))
+                if key not in self.settings:
+                    self.settings[key] = self._keep(key, value.strip("'\","))
 
     def snapshot(self) -> JobContext:
         """A frozen copy of everything seen so far: later lines cannot change it."""

@@ -30,6 +30,10 @@ class Tally:
     def first(self) -> Evidence:
         return self.samples[0]
 
+    def wants(self, message: str) -> bool:
+        """Whether a line with this message would be kept as a sample (not just counted)."""
+        return len(self.samples) < MAX_SAMPLES and template(message) not in self._messages
+
     def add(self, evidence: Evidence) -> bool:
         """Count one matching line; returns True the first time this signature is seen."""
         first_time = self.count == 0

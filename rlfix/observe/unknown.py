@@ -79,6 +79,12 @@ class UnknownTracker:
         self.termination: Evidence | None = None
         self.exit_code: str | None = None
 
+    def wants(self, kind: ProbeKind, message: str) -> bool:
+        """Whether a line would be kept as quoted evidence (not just counted)."""
+        if kind is ProbeKind.TERMINATION:
+            return self.termination is None
+        return len(self.templates) < MAX_TEMPLATES and template(message) not in self.templates
+
     def observe(self, hit: Hit, evidence: Evidence) -> None:
         """Count one error-looking or job-ending line."""
         if hit.probe.kind is ProbeKind.TERMINATION:

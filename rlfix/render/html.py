@@ -16,9 +16,9 @@ import hashlib
 import importlib.resources
 import re
 from collections.abc import Iterable
-from html import escape
 from typing import Any
 
+from rlfix import safe
 from rlfix.render.common import details_lines, where, where_line
 from rlfix.render.svg import colours, timeline_section
 from rlfix.report import Diagnosis, Remedy, Report
@@ -33,8 +33,8 @@ _CSP = f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{_JS_
 
 
 def _e(text: object) -> str:
-    """Escape for HTML text and attribute values (quotes too)."""
-    return escape(str(text), quote=True)
+    """Escape for HTML text and attribute values (quotes too), with controls shown escaped."""
+    return safe.xml_text(text)
 
 
 def _places(d: Diagnosis) -> str:

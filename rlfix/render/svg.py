@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from html import escape
-
+from rlfix import safe
 from rlfix.render.timeline import Mark, TimelineLayout, layout_timeline
 from rlfix.report import Report
 
@@ -31,7 +30,7 @@ _AXIS_H = 40
 
 
 def _e(text: object) -> str:
-    return escape(str(text), quote=True)
+    return safe.xml_text(text)
 
 
 def colours(report: Report) -> dict[str, str]:

@@ -7,6 +7,7 @@ import textwrap
 from collections.abc import Callable
 from typing import Any
 
+from rlfix import safe
 from rlfix.render.common import (
     context_line,
     details_lines,
@@ -94,7 +95,8 @@ def render_text(
             out.append(style(f"skipped {s.name}: {s.skipped}", "yellow"))
     for err in report.errors:
         out.append(style(f"error: {err}", "red"))
-    return "\n".join(out) + "\n"
+    # Log text, file names and user signatures reach the terminal only with their controls escaped.
+    return safe.terminal("\n".join(out) + "\n", keep_style=color)
 
 
 def _text_diagnosis(

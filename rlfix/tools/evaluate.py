@@ -12,6 +12,7 @@ import yaml
 from rlfix.api import diagnose
 from rlfix.errors import InputError
 from rlfix.kb.load import KnowledgeBase
+from rlfix.kb.marked_yaml import load_yaml
 
 LABELS = "labels.yaml"
 
@@ -126,26 +127,38 @@ class Evaluation:
 
 
 def load_cases(directory: Path) -> list[Case]:
-    """Read `labels.yaml` in `directory`."""
+    """Read `labels.yaml` in `directory`; a malformed file is one InputError naming the entry."""
     path = directory / LABELS
     try:
-        data: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"{path}: {exc.strerror or exc}") from None
+        data: Any = load_yaml(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
     except yaml.YAMLError as exc:
-        raise InputError(f"{path}: invalid YAML: {exc}") from None
-    cases = []
-    for item in (data or {}).get("cases", []):
-        cases.append(
-            Case(
-                file=str(item["file"]),
-                expect=item.get("expect"),
-                also=tuple(item.get("also") or ()),
-                origin=str(item.get("origin", "")),
-                source=str(item.get("source", "")),
-            )
-        )
-    return cases
+        reason = getattr(exc, "problem", None) or (str(exc).splitlines() or ["unreadable"])[0]
+        raise InputError(f"{path}: invalid YAML: {reason}") from None
+    items = data.get("cases", []) if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        raise InputError(f"{path}: needs a top-level `cases:` list")
+    return [_case(item, i, path) for i, item in enumerate(items)]
+
+
+def _case(item: Any, index: int, path: Path) -> Case:
+    also = item.get("also") or () if isinstance(item, dict) else ()
+    if (
+        not isinstance(item, dict)
+        or not isinstance(item.get("file"), str)
+        or not isinstance(item.get("expect"), (str, type(None)))
+        or not isinstance(also, (list, tuple))
+        or not all(isinstance(a, str) for a in also)
+    ):
+        raise InputError(f"{path}: cases[{index}] needs a string `file`, an id or null `expect`, a list `also`")
+    return Case(
+        file=item["file"],
+        expect=item.get("expect"),
+        also=tuple(also),
+        origin=str(item.get("origin", "")),
+        source=str(item.get("source", "")),
+    )
 
 
 def evaluate(directory: str | Path, kb: KnowledgeBase | None = None, only: Sequence[str] = ()) -> Evaluation:

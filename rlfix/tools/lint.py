@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import string
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from rlfix.errors import Location
 from rlfix.kb.load import KnowledgeBase
 from rlfix.match.matcher import Matcher
-from rlfix.model import Kind, Signature
+from rlfix.model import Kind, LazyRegex, Signature
 
 #: Seconds a pattern may spend on one adversarial string before it counts as backtracking.
 BACKTRACK_BUDGET = 0.25
@@ -119,21 +119,30 @@ def _adversarial(pattern: str, anchors: Sequence[str]) -> list[str]:
     return [head + run + end for head in heads for run in runs for end in ("", "!")]
 
 
+def _regexes(sig: Signature) -> Iterator[tuple[str, LazyRegex, tuple[str, ...], Location]]:
+    """Every regex of a signature run on log lines: its patterns and its `extract:` regexes."""
+    for p in sig.patterns:
+        if not p.literal:
+            yield f"pattern {p.source!r}", p.compiled, p.anchors, p.location
+    # Extractors run on lines the patterns matched: those lines start with the patterns' anchors.
+    anchors = tuple(a for p in sig.patterns for a in p.anchors)
+    for name, regex in sig.extract:
+        yield f"extractor {name} {regex.pattern!r}", regex, anchors, sig.location
+
+
 def check_backtracking(kb: KnowledgeBase, _m: Matcher) -> Iterable[LintIssue]:
     """No regex takes more than the budget on adversarial input (catastrophic backtracking)."""
     for sig in kb:
-        for p in sig.patterns:
-            if p.literal:
-                continue
-            for text in _adversarial(p.source, p.anchors):
+        for what, compiled, anchors, location in _regexes(sig):
+            for text in _adversarial(compiled.pattern, anchors):
                 try:
-                    p.compiled.search(text, timeout=BACKTRACK_BUDGET)
+                    compiled.search(text, timeout=BACKTRACK_BUDGET)
                 except TimeoutError:
                     yield LintIssue(
                         "backtracking",
                         "error",
-                        p.location,
-                        f"{sig.id}: pattern {p.source!r} backtracks catastrophically (over {BACKTRACK_BUDGET}s "
+                        location,
+                        f"{sig.id}: {what} backtracks catastrophically (over {BACKTRACK_BUDGET}s "
                         f"on a {len(text)}-character line); make it linear",
                     )
                     break
