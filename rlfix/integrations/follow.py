@@ -170,20 +170,9 @@ def follow(
                     feeder.push(chunk)
                     last_growth = time.monotonic()
                     continue
-                change = _change(Path(name), fh)
-                if change == "truncated":
-                    fh.seek(0)
-                    feeder.discard()
-                    continue
-                if change == "replaced":
-                    rest = fh.read(READ_SIZE)
-                    while rest:
-                        feeder.push(rest)
-                        rest = fh.read(READ_SIZE)
-                    feeder.flush()
-                    fh.close()
-                    fh = _open(Path(name))
-                    last_growth = time.monotonic()
+                reopened = _follow_rotation(Path(name), fh, feeder)
+                if reopened is not None:
+                    fh, last_growth = reopened, time.monotonic()
                     continue
                 if stop is not None and stop.is_set():
                     break
@@ -197,6 +186,25 @@ def follow(
     finally:
         fh.close()
     return triage.report()
+
+
+def _follow_rotation(path: Path, fh: BinaryIO, feeder: LineFeeder) -> BinaryIO | None:
+    """After truncation, read again from the start; after rotation, finish the old file and open
+    the new one. Returns the handle to read from next, or None when nothing changed."""
+    change = _change(path, fh)
+    if change == "truncated":
+        fh.seek(0)
+        feeder.discard()
+        return fh
+    if change == "replaced":
+        rest = fh.read(READ_SIZE)
+        while rest:
+            feeder.push(rest)
+            rest = fh.read(READ_SIZE)
+        feeder.flush()
+        fh.close()
+        return _open(path)
+    return None
 
 
 def _read(fh: BinaryIO) -> bytes:

@@ -217,28 +217,18 @@ class Matcher:
     ) -> tuple[int, int]:
         """Scan a binary stream block by block. Returns (lines, bytes) read.
 
-        Two buffers are read into alternately (no copy of a block is ever made), so while one
-        block is matched the previous one is still intact: `on_block(buffer, end)` lets a caller
-        look back at the text before a hit. Memory is two blocks plus one overlong line; a caller
-        scanning many inputs passes the same `buffers` (from `scan_buffers()`) to each scan.
+        Two buffers are read into alternately (no block is copied), so the previous block stays
+        intact for `on_block(buffer, end)` to look back from a hit. Memory: two blocks plus one
+        overlong line; callers scanning many inputs reuse `buffers` (from `scan_buffers()`).
         """
         buffers = buffers or scan_buffers()
-        readinto = getattr(stream, "readinto", None)
+        read = _block_reader(stream)
         big = _size_hint(stream) >= NUMPY_AFTER
-        which = 0
-        carry = b""
-        line_no = first_line
-        total = 0
+        which, carry, line_no, total = 0, b"", first_line, 0
         while True:
-            buf = buffers[which]
-            have = len(carry)
+            buf, have = buffers[which], len(carry)
             buf[:have] = carry
-            if readinto is not None:
-                got = readinto(memoryview(buf)[have : have + BLOCK_SIZE])
-            else:
-                chunk = stream.read(BLOCK_SIZE)
-                got = len(chunk)
-                buf[have : have + got] = chunk
+            got = read(buf, have)
             if not got:
                 break
             total += got
@@ -400,6 +390,20 @@ def _segments(data: bytes, hits: list[tuple[int, int]]) -> list[tuple[int, int]]
 
 #: Bytes at the start of an overlong line kept so its prefixes can still be read.
 MAX_PREFIX_BYTES = 512
+
+
+def _block_reader(stream: BinaryIO) -> Callable[[bytearray, int], int]:
+    """A function that reads the next block into `buf` after `have` bytes; returns bytes read."""
+    readinto = getattr(stream, "readinto", None)
+    if readinto is not None:
+        return lambda buf, have: int(readinto(memoryview(buf)[have : have + BLOCK_SIZE]) or 0)
+
+    def copy(buf: bytearray, have: int) -> int:
+        chunk = stream.read(BLOCK_SIZE)
+        buf[have : have + len(chunk)] = chunk
+        return len(chunk)
+
+    return copy
 
 
 def observer_pattern(source: str, anchors: tuple[str, ...] = ()) -> Pattern:
