@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,17 @@ class Case:
     also: tuple[str, ...] = ()
     origin: str = ""
     source: str = ""
+    #: The stack the job ran on, as the labeller saw it (blind sets only).
+    framework: str = ""
+    #: The root line is followed by pages of later symptoms.
+    buried: bool = False
+    #: The paste is only the last lines of a log.
+    short: bool = False
+
+    @property
+    def wave(self) -> str:
+        """The folder a case lives in (`wave1/x.log` -> `wave1`), or "" at the top."""
+        return self.file.split("/", 1)[0] if "/" in self.file else ""
 
 
 @dataclass(frozen=True)
@@ -74,13 +85,21 @@ class Evaluation:
 
     def per_id(self) -> dict[str, tuple[int, int, int]]:
         """id -> (cases, top-1 hits, top-3 hits)."""
+        return self.per(lambda c: str(c.expect))
+
+    def per(self, key: Callable[[Case], str]) -> dict[str, tuple[int, int, int]]:
+        """Failures grouped by `key(case)` -> (cases, top-1 hits, top-3 hits)."""
         table: dict[str, list[int]] = {}
         for o in self.failures:
-            row = table.setdefault(str(o.case.expect), [0, 0, 0])
+            row = table.setdefault(key(o.case), [0, 0, 0])
             row[0] += 1
             row[1] += o.top1
             row[2] += o.top3
         return {k: (v[0], v[1], v[2]) for k, v in sorted(table.items())}
+
+    def subset(self, keep: Callable[[Case], bool]) -> Evaluation:
+        """The outcomes of the cases `keep` accepts."""
+        return Evaluation([o for o in self.outcomes if keep(o.case)])
 
     def to_text(self) -> str:
         """Per-id counts, every miss, and a one-line summary (what `rlfix eval` prints)."""
@@ -158,6 +177,9 @@ def _case(item: Any, index: int, path: Path) -> Case:
         also=tuple(also),
         origin=str(item.get("origin", "")),
         source=str(item.get("source", "")),
+        framework=str(item.get("framework", "")),
+        buried=bool(item.get("buried", False)),
+        short=bool(item.get("short", False)),
     )
 
 
