@@ -68,6 +68,41 @@ class UnrecognizedFailure:
 
 
 @dataclass(frozen=True)
+class VersionMismatch:
+    """Two installed packages that do not fit together: `caller` uses `callee` in a way it does not support."""
+
+    callee: str
+    caller: str | None = None
+    callee_version: str | None = None
+    caller_version: str | None = None
+    #: What the caller's own requirements ask of the callee (`vllm>=0.10.0`), and where that is written.
+    wanted: str | None = None
+    wanted_source: str | None = None
+
+    def describe(self) -> str:
+        """One sentence: which two packages, at which versions, and what the caller asks for."""
+        callee = f"{self.callee} {self.callee_version}" if self.callee_version else self.callee
+        if self.caller is None:
+            text = f"the installed {callee} is not the version this code was written for"
+        else:
+            caller = f"{self.caller} {self.caller_version}" if self.caller_version else self.caller
+            text = f"{caller} calls {callee} in a way that version does not support"
+        if self.wanted:
+            text += f"; {self.caller} asks for {self.callee}{self.wanted} ({self.wanted_source})"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "callee": self.callee,
+            "caller": self.caller,
+            "callee_version": self.callee_version,
+            "caller_version": self.caller_version,
+            "wanted": self.wanted,
+            "wanted_source": self.wanted_source,
+        }
+
+
+@dataclass(frozen=True)
 class Details:
     """What a diagnosis says beyond its evidence; every part optional."""
 
@@ -77,6 +112,8 @@ class Details:
     similar: tuple[SimilarSignature, ...] | None = None
     #: Numbers in the evidence said in words ("asked for 2.00 GiB with 1.10 GiB free").
     quantities: tuple[str, ...] = ()
+    #: For a version mismatch read from the traceback: which two packages.
+    mismatch: VersionMismatch | None = None
 
     @property
     def raised_at(self) -> str | None:
@@ -99,6 +136,8 @@ class Details:
             out["similar"] = [s.to_dict() for s in self.similar]
         if self.quantities:
             out["quantities"] = list(self.quantities)
+        if self.mismatch is not None:
+            out["mismatch"] = self.mismatch.to_dict()
         return out
 
 

@@ -130,6 +130,8 @@ class Report:
     """
 
     diagnoses: tuple[Diagnosis, ...]
+    #: Findings worth knowing that are not failures (warning-severity signatures nothing explains).
+    notes: tuple[Diagnosis, ...] = ()
     context: JobContext = field(default_factory=JobContext)
     sources: tuple[SourceStats, ...] = ()
     errors: tuple[str, ...] = ()
@@ -150,7 +152,7 @@ class Report:
 
     def get(self, sig_id: str) -> Diagnosis | None:
         """The diagnosis (top-level or folded) for a signature id."""
-        for diag in self.diagnoses:
+        for diag in (*self.diagnoses, *self.notes):
             if diag.id == sig_id:
                 return diag
             for sub in diag.folded:
@@ -183,6 +185,7 @@ class Report:
             "top": self.top.id if self.top else None,
             "context": self.context.to_dict(),
             "diagnoses": [d.to_dict() for d in self.diagnoses],
+            "notes": [d.to_dict() for d in self.notes],
             "insights": self.insights.to_dict(),
             "inputs": [
                 {"source": s.name, "lines": s.lines, "bytes": s.bytes, "skipped": s.skipped} for s in self.sources

@@ -17,8 +17,9 @@ from rlfix.match.matcher import Hit, Matcher, ProbeKind, scan_buffers
 from rlfix.model import Evidence, Kind, LazyRegex
 from rlfix.observe.context import ContextTracker, context_probes
 from rlfix.observe.progress import snapshot
+from rlfix.observe.tail import T, TailWatch
 from rlfix.observe.tally import Tally
-from rlfix.observe.tracebacks import TracebackTracker, traceback_probes
+from rlfix.observe.tracebacks import TracebackTracker, describe_exception, traceback_probes
 from rlfix.observe.unknown import UnknownTracker, unknown_probes
 from rlfix.read.inputs import Input, Problem, expand
 from rlfix.redact import redact_secrets
@@ -84,6 +85,10 @@ class Triage:
         self._progress: dict[str, tuple[str | None, int | None]] = {}
         self._unknown = UnknownTracker()
         self._tallies: dict[str, Tally] = {}
+        # The last bare exception line and the last error line: a log that ends with one is a crash.
+        self._bare: TailWatch[tuple[Hit, int]] = TailWatch()
+        self._last_error: TailWatch[Evidence] = TailWatch()
+        self._block_seq = 0
         self._timeline: list[tuple[str, Evidence]] = []
         self._order = 0
         self._sources: list[SourceStats] = []
@@ -121,6 +126,8 @@ class Triage:
             stream, source, self._sink, budget=self._budget, on_block=self._on_block, buffers=self._buffers
         )
         self._sources.append(SourceStats(source, lines, size))
+        for watch in (self._bare, self._last_error):
+            watch.judge_blocks(source, self._blocks, self._block_seq)
 
     def feed_text(self, text: str, source: str = "<text>") -> None:
         """Scan a string holding a whole log."""
@@ -202,6 +209,8 @@ class Triage:
         raised, uncaught = claimed if claimed is not None else ({}, False)
         if sig.fallback:
             if not uncaught:
+                # A bare exception line: not a crash by itself, unless the log ends with it.
+                self._watch(self._bare, (hit, self._order), hit)
                 return
             values.update(raised)
         elif "raised_at" in raised:
@@ -235,6 +244,10 @@ class Triage:
 
     def _on_block(self, block: bytearray | bytes, end: int) -> None:
         self._blocks.append((block, end))
+        self._block_seq += 1
+
+    def _watch(self, watch: TailWatch[T], item: T, hit: Hit) -> None:
+        watch.saw(item, hit.line.source, hit.offset, self._block_seq, self._feed_lines)
 
     def _lookback(self, hit: Hit) -> bytes:
         """The text just before a hit: the block so far (and the previous block), or recent lines."""
@@ -256,7 +269,9 @@ class Triage:
             self._tracebacks.observe(hit)
         else:
             shown = self._unknown.wants(kind, hit.line.message)
-            self._unknown.observe(hit, self._evidence(hit, self._order, {}, shown))
+            evidence = self._evidence(hit, self._order, {}, shown)
+            if self._unknown.observe(hit, evidence):
+                self._watch(self._last_error, evidence, hit)
 
     def _evidence(self, hit: Hit, order: int, values: dict[str, str], shown: bool = True) -> Evidence:
         line = hit.line
@@ -299,6 +314,19 @@ class Triage:
         is a snapshot that later lines do not change."""
         return conclude(self._tallies, self.observations(), self.kb, self.baseline)
 
+    def _bare_exception(self) -> Evidence | None:
+        """The exception line the input ended with, outside any traceback, as evidence (or None)."""
+        if self._bare.last is None or not self._bare.judge_lines(self._recent, self._feed_lines):
+            return None
+        hit, order = self._bare.last
+        return self._evidence(hit, order, describe_exception(hit.line.message, None))
+
+    def _ending_error(self) -> Evidence | None:
+        """The error line the input ended with, when it did."""
+        if self._last_error.last is None or not self._last_error.judge_lines(self._recent, self._feed_lines):
+            return None
+        return self._last_error.last
+
     def observations(self) -> Observations:
         """A frozen snapshot of what the observers saw so far."""
         sources = list(self._sources)
@@ -309,6 +337,8 @@ class Triage:
             progress=dict(self._progress),
             unknown=self._unknown.snapshot(),
             open_traceback=self._tracebacks.unterminated(),
+            bare_exception=self._bare_exception(),
+            ending_error=self._ending_error(),
             timeline=tuple(self._timeline),
             sources=tuple(sources),
             errors=tuple(self._errors),

@@ -52,8 +52,13 @@ def test_fallback_only_without_a_specific_root(mini_kb: KnowledgeBase) -> None:
     assert report.ids == ["t-illegal-access"]
 
 
-def test_exception_lines_outside_a_traceback_are_not_failures(mini_kb: KnowledgeBase) -> None:
-    assert diagnose("ValueError: printed by a retry loop, then recovered\n", kb=mini_kb).ids == []
+def test_exception_lines_outside_a_traceback_are_not_failures_when_the_job_goes_on(mini_kb: KnowledgeBase) -> None:
+    log = "ValueError: printed by a retry loop, then recovered\nretrying\nstep 12 loss 0.41\n"
+    assert diagnose(log, kb=mini_kb).ids == []
+
+
+def test_a_log_that_ends_with_a_bare_exception_line_is_a_crash(mini_kb: KnowledgeBase) -> None:
+    assert diagnose("step 12 loss 0.41\nValueError: bad reward\n", kb=mini_kb).ids == ["t-fallback"]
 
 
 def test_interleaved_ranks_keep_their_own_tracebacks(mini_kb: KnowledgeBase) -> None:

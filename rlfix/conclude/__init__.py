@@ -12,11 +12,13 @@ from functools import lru_cache
 
 from rlfix.conclude.annotate import with_exception, with_quantities
 from rlfix.conclude.insights import Progress, insights
+from rlfix.conclude.mismatch import with_mismatch
 from rlfix.conclude.rank import rank
+from rlfix.conclude.tail import with_tail_exception
 from rlfix.conclude.unrecognized import OpenTraceback, unrecognized
 from rlfix.job import JobContext
 from rlfix.kb.load import KnowledgeBase
-from rlfix.model import Evidence
+from rlfix.model import Evidence, Severity
 from rlfix.observe.tally import Tally
 from rlfix.observe.unknown import UnknownErrors
 from rlfix.report import Report, SourceStats
@@ -34,6 +36,10 @@ class Observations:
     progress: Mapping[str, Progress]
     unknown: UnknownErrors
     open_traceback: OpenTraceback | None = None
+    #: The exception line the input ended with, outside any traceback (a paste may hold only that).
+    bare_exception: Evidence | None = None
+    #: The error line the input ended with (an ERROR level, `Error:` first), if it did.
+    ending_error: Evidence | None = None
     timeline: tuple[tuple[str, Evidence], ...] = ()
     sources: tuple[SourceStats, ...] = ()
     errors: tuple[str, ...] = ()
@@ -49,12 +55,18 @@ def conclude(
 ) -> Report:
     """Rank the tallies, explain them, and say what the failure looked like as a whole."""
     kept, discounted = without_baseline(tallies, baseline)
+    kept = with_tail_exception(kept, observed.bare_exception, kb)
     context = observed.context.with_eras(_versioned_flags(kb))
-    diagnoses = [with_quantities(with_exception(d, kb)) for d in rank(kept, kb, context)]
-    if not diagnoses and (observed.unknown.crashed or observed.open_traceback is not None):
+    ranked = [with_quantities(with_mismatch(with_exception(d, kb), kb, context)) for d in rank(kept, kb, context)]
+    # A warning on its own is worth knowing, never the cause: it goes to the notes.
+    diagnoses = [d for d in ranked if d.severity is not Severity.WARNING]
+    notes = tuple(d for d in ranked if d.severity is Severity.WARNING)
+    ended_badly = observed.unknown.crashed or observed.ending_error is not None
+    if not diagnoses and (ended_badly or observed.open_traceback is not None):
         diagnoses.append(unrecognized(observed.unknown, observed.open_traceback, kb, context, observed.redact))
     return Report(
         diagnoses=tuple(diagnoses),
+        notes=notes,
         context=context,
         sources=observed.sources,
         errors=observed.errors,

@@ -34,6 +34,12 @@ def _parents(tallies: Mapping[str, Tally], kb: KnowledgeBase) -> dict[str, str]:
 
     for sig_id, tally in tallies.items():
         sig = tally.signature
+        if sig.severity is Severity.WARNING:
+            # A warning is never a cause; followed by a failure it explains, it is part of that story.
+            for target in sig.explains:
+                if target in tallies and order[sig_id] < order[target] and not _is_warning(tallies[target]):
+                    offer(sig_id, target)
+            continue
         if sig.kind is not Kind.ROOT:
             continue
         for target in sig.supersedes:
@@ -68,6 +74,10 @@ def _parents(tallies: Mapping[str, Tally], kb: KnowledgeBase) -> dict[str, str]:
     return parents
 
 
+def _is_warning(tally: Tally) -> bool:
+    return tally.signature.severity is Severity.WARNING
+
+
 def _top(sig_id: str, parents: Mapping[str, str]) -> str:
     seen = set()
     while sig_id in parents and sig_id not in seen:
@@ -98,10 +108,16 @@ def rank(tallies: Mapping[str, Tally], kb: KnowledgeBase, context: JobContext) -
     out = []
     for sig_id in top_ids:
         children = sorted(folded.get(sig_id, []), key=lambda s: tallies[s].first.order)
-        sub = tuple(_diagnosis(tallies[c], (), context, [f"accounted for by {sig_id}"], 0.0) for c in children)
+        sub = tuple(_diagnosis(tallies[c], (), context, [_folded_reason(tallies[c], sig_id)], 0.0) for c in children)
         reasons, bonus = _reasons(tallies[sig_id], children, tallies, earliest_fatal)
         out.append(_diagnosis(tallies[sig_id], sub, context, reasons, bonus))
     return tuple(out)
+
+
+def _folded_reason(child: Tally, parent: str) -> str:
+    if _is_warning(child):
+        return f"a warning that came before {parent}"
+    return f"accounted for by {parent}"
 
 
 def _reasons(
@@ -119,8 +135,11 @@ def _reasons(
         reasons.append(f"root cause ({sig.severity.value})")
     else:
         reasons.append("symptom with no recognised root cause in the log: the cause may be elsewhere")
-    superseded = [c for c in children if c in sig.supersedes or tallies[c].signature.fallback]
-    explained = [c for c in children if c not in superseded]
+    warned = [c for c in children if _is_warning(tallies[c])]
+    superseded = [c for c in children if c not in warned and (c in sig.supersedes or tallies[c].signature.fallback)]
+    explained = [c for c in children if c not in superseded and c not in warned]
+    if warned:
+        reasons.append(f"preceded by warning{'s' if len(warned) > 1 else ''} {', '.join(warned)}")
     if superseded:
         reasons.append(f"more specific than {', '.join(superseded)}")
     if explained:

@@ -34,6 +34,8 @@ _GLOG_SHORT = re.compile(r"\[([IWEF]) ([\w./-]+:\d+)\]\s?")
 _LEVEL_BRACKET = re.compile(r"\[(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\]\s*")
 _LOCATION_BRACKET = re.compile(r"\[[\w./-]+:\d+(?::\w+)?\]\s*")
 _PY_LOGGING = re.compile(r"(DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+[\w./-]+:\d+\s+--\s")
+# A margin that log viewers and pasted tables put before each line: `| [rank0]: ...`, `│ ...`.
+_MARGIN = re.compile(r"[|│┃]\s*")
 _GLOG_LEVELS = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FATAL"}
 _RAY_NAMED = frozenset({"raylet", "autoscaler", "scheduler", "gcs_server", "monitor", "dashboard"})
 
@@ -139,7 +141,13 @@ def _bracketed(text: str, f: _Fields) -> int:
     return 0
 
 
+def _margin(text: str, f: _Fields) -> int:
+    m = _MARGIN.match(text)
+    return m.end() if m else 0
+
+
 _RULES: tuple[Callable[[str, _Fields], int], ...] = (
+    _margin,
     _timestamp,
     _kernel_time,
     _torchrun,

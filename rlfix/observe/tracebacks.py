@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict, deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -35,6 +36,18 @@ class Part(Enum):
     FRAME = "frame"
 
 
+#: Frames remembered per open traceback: enough to see where one package calls into another.
+MAX_FRAMES = 16
+_SITE_PACKAGE = re.compile(r"[/\\](?:site|dist)-packages[/\\]([A-Za-z_]\w*)")
+#: Frameworks often run from a source checkout rather than site-packages.
+KNOWN_PACKAGES = frozenset(
+    {
+        "verl", "openrlhf", "trl", "vllm", "deepspeed", "ray", "transformers", "torch", "accelerate", "peft",
+        "nemo_rl", "megatron", "sglang", "flash_attn", "datasets", "huggingface_hub", "tokenizers", "safetensors",
+    }
+)  # fmt: skip
+
+
 def traceback_probes() -> list[Probe]:
     """Observer probes for traceback headers and frames."""
     return [
@@ -57,7 +70,7 @@ def traceback_probes() -> list[Probe]:
 class _Open:
     started: int
     header: Line | None = None
-    frames: deque[tuple[str, str, str]] = field(default_factory=lambda: deque(maxlen=3))
+    frames: deque[tuple[str, str, str]] = field(default_factory=lambda: deque(maxlen=MAX_FRAMES))
 
 
 def _key(line: Line) -> tuple[object, ...]:
@@ -101,7 +114,9 @@ class TracebackTracker:
         tb = self._open.get(key)
         if tb is None or not 0 <= line.number - tb.started <= WINDOW:
             return None
-        described = describe_exception(line.message, tb.frames[-1] if tb.frames else None), tb.header is not None
+        info = describe_exception(line.message, tb.frames[-1] if tb.frames else None)
+        info.update(frame_packages(tb.frames))
+        described = info, tb.header is not None
         if _RAY_WRAPPER.search(line.message):
             # Ray prints the remote worker's frames right after its wrapper line, with no new
             # header: keep the traceback open so the real exception below finds its frame.
@@ -109,6 +124,31 @@ class TracebackTracker:
         else:
             del self._open[key]
         return described
+
+
+def package_of(file: str) -> str | None:
+    """The installed package a frame's file belongs to (`.../site-packages/vllm/x.py` -> `vllm`), or one
+    of the frameworks checked out as source (`/home/u/verl/verl/trainer/x.py` -> `verl`); None for user code."""
+    m = _SITE_PACKAGE.search(file)
+    if m:
+        return m.group(1).lower()
+    for part in reversed(file.replace("\\", "/").split("/")[:-1]):
+        if part.lower() in KNOWN_PACKAGES:
+            return part.lower()
+    return None
+
+
+def frame_packages(frames: Iterable[tuple[str, str, str]]) -> dict[str, str]:
+    """`raised_in`: the package of the raising frame; `called_from`: the nearest caller in another package."""
+    packages = [package_of(file) for file, _line, _func in frames]
+    if not packages or packages[-1] is None:
+        return {}
+    raised_in = packages[-1]
+    out = {"raised_in": raised_in}
+    caller = next((p for p in reversed(packages[:-1]) if p is not None and p != raised_in), None)
+    if caller is not None:
+        out["called_from"] = caller
+    return out
 
 
 def describe_exception(message: str, frame: tuple[str, str, str] | None) -> dict[str, str]:

@@ -3,6 +3,7 @@ lines that say the job ended badly. The streaming half; `rlfix.conclude.unrecogn
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -26,6 +27,11 @@ _TERMINATIONS = (
     r"(?:Aborted|Segmentation fault|Bus error) \(core dumped\)",
     r": line \d+: +\d+ Killed\b",
     r"\bKilling subprocess \d+",
+)
+
+# A line that says an error happened, as opposed to one that mentions the word ("0 errors", "error_rate").
+_STRONG_ERROR = re.compile(
+    r"(?:\[?(?:ERROR|FATAL|CRITICAL)\]?[\s:]|(?:[Ee]rror|FATAL|[Ff]atal(?: error)?):\s|\w*Error\b(?!\w))"
 )
 
 #: Error-looking lines examined per log for templates (a crash log that prints more is grouped
@@ -85,15 +91,16 @@ class UnknownTracker:
             return self.termination is None
         return len(self.templates) < MAX_TEMPLATES and template(message) not in self.templates
 
-    def observe(self, hit: Hit, evidence: Evidence) -> None:
-        """Count one error-looking or job-ending line."""
+    def observe(self, hit: Hit, evidence: Evidence) -> bool:
+        """Count one error-looking or job-ending line; True when it says an error happened (not just
+        the word: an ERROR/FATAL level, or `Error:` / `SomethingError` first)."""
         if hit.probe.kind is ProbeKind.TERMINATION:
             if self.termination is None:
                 self.termination = evidence
             code = hit.match.groupdict().get("code")
             if code and self.exit_code is None:
                 self.exit_code = code
-            return
+            return False
         key = template(evidence.message)
         entry = self.templates.get(key)
         if entry is not None:
@@ -101,6 +108,7 @@ class UnknownTracker:
             entry.last_seq = evidence.order
         elif len(self.templates) < MAX_TEMPLATES:
             self.templates[key] = _Count(key, evidence.repeat, evidence, evidence.order)
+        return hit.line.level in ("ERROR", "FATAL", "CRITICAL") or bool(_STRONG_ERROR.match(hit.line.message))
 
     def snapshot(self) -> UnknownErrors:
         """What was seen so far, frozen."""

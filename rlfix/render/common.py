@@ -51,6 +51,18 @@ def flag_line(r: Remedy) -> str:
     return line
 
 
+def notes_phrase(report: Report) -> str:
+    """ "; 2 things worth knowing below" or "" when the report has no notes."""
+    n = len(report.notes)
+    return f"; {n} thing{'s' if n > 1 else ''} worth knowing below" if n else ""
+
+
+def note_line(d: Diagnosis) -> str:
+    """One line for a note: the warning, how often, and where it first showed."""
+    count = f" ({d.count}x)" if d.count > 1 else ""
+    return f"{d.id}{count}: {d.title} — first at {where(d.first)}"
+
+
 def where_line(report: Report) -> str:
     """Stage, last step and first failing place, in words (empty when the log did not say)."""
     ins = report.insights
@@ -68,12 +80,16 @@ def where_line(report: Report) -> str:
     return "; ".join(parts)
 
 
+#: Values about the traceback's frames, said by the details lines instead.
+FRAME_VALUES = frozenset({"raised_at", "raised_in", "called_from"})
+
+
 def shown_values(d: Diagnosis) -> dict[str, str]:
     """Extracted values not already said by the details (nor as quantities in words)."""
     if d.details.quantities:
         return {}
-    said = d.details.names()
-    return {k: v for k, v in d.values.items() if k not in said and k != "raised_at"}
+    said = d.details.names() | FRAME_VALUES
+    return {k: v for k, v in d.values.items() if k not in said}
 
 
 def details_lines(d: Diagnosis) -> list[str]:
@@ -92,6 +108,8 @@ def details_lines(d: Diagnosis) -> list[str]:
         if unknown.exit_code:
             out.append(f"exit code: {unknown.exit_code}")
         out.extend(f"error x{t.count}: {t.template}" for t in unknown.templates)
+    if det.mismatch is not None:
+        out.append(f"version mismatch: {det.mismatch.describe()}")
     if det.similar:
         out.append("similar known failures: " + ", ".join(f"{s.id} ({s.score})" for s in det.similar))
     return out

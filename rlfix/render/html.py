@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from rlfix import safe
-from rlfix.render.common import details_lines, where, where_line
+from rlfix.render.common import details_lines, note_line, notes_phrase, where, where_line
 from rlfix.render.svg import colours, timeline_section
 from rlfix.report import Diagnosis, Remedy, Report
 from rlfix.version import __version__
@@ -122,7 +122,7 @@ def _evidence_html(d: Diagnosis, verbose: bool) -> list[str]:
     facts = [p for p in (_places(d), f"{d.count} matching lines" if d.count > 1 else "") if p]
     if facts:
         parts.append(f'<p class="muted small">{_e("; ".join(facts))}</p>')
-    said = d.details.names()
+    said = d.details.names() | {"raised_in", "called_from"}
     values = {k: v for k, v in d.values.items() if k not in said}
     if values:
         parts.append(
@@ -206,7 +206,10 @@ def _verdict(report: Report) -> str:
     what = names[0] if len(names) == 1 else f"{len(names)} inputs"
     top = report.top
     if top is None:
-        return f'<p class="verdict ok">No failure recognised in {_e(what)} ({report.lines:,} lines).</p>'
+        return (
+            f'<p class="verdict ok">No failure recognised in {_e(what)} ({report.lines:,} lines)'
+            f"{_e(notes_phrase(report))}.</p>"
+        )
     n = len(report.diagnoses)
     first = top.first
     failed = where_line(report)
@@ -236,6 +239,12 @@ def _sections(
                 "(<code>--all</code> shows them).</p>"
             )
         out.append("</section>")
+    if report.notes:
+        out.append(
+            '<section class="notes"><h2>Worth knowing</h2><p class="muted small">Warnings, not the cause.</p><ul>'
+            + "".join(f'<li class="mono small">{_e(note_line(d))}</li>' for d in report.notes)
+            + "</ul></section>"
+        )
     engine = f", engine {report.engine}" if report.engine else ""
     out.append(f"<footer>rlfix {_e(__version__)}{_e(engine)}. Self-contained page: nothing is fetched.</footer>")
     return out

@@ -5,7 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from rlfix import safe
-from rlfix.render.common import context_line, details_lines, places, remedies, shown, where, where_line
+from rlfix.render.common import (
+    context_line,
+    details_lines,
+    note_line,
+    notes_phrase,
+    places,
+    remedies,
+    shown,
+    where,
+    where_line,
+)
 from rlfix.render.text import DEFAULT_TOP
 from rlfix.report import Diagnosis, Remedy, Report
 
@@ -16,7 +26,7 @@ def render_markdown(
     """A report to paste into a GitHub issue."""
     out = ["## rlfix diagnosis", ""]
     if not report.diagnoses:
-        out.append("No failure recognised.")
+        out.append(f"No failure recognised{safe.md_text(notes_phrase(report))}.")
     if not report.context.empty:
         out.append(f"**Job:** {safe.md_text(context_line(report))}")
         out.append("")
@@ -29,6 +39,9 @@ def render_markdown(
     hidden = len(report.diagnoses) - len(shown(report, top, show_all))
     if hidden > 0:
         out.append(f"*{hidden} more finding(s) not shown.*")
+    if report.notes:
+        out += ["", "**Worth knowing** (warnings, not the cause):", ""]
+        out.extend(f"- {safe.md_code(note_line(d))}" for d in report.notes)
     for err in report.errors:
         out.append(f"> error: {safe.md_code(err)}")
     return "\n".join(out).rstrip() + "\n"

@@ -12,6 +12,8 @@ from rlfix.render.common import (
     context_line,
     details_lines,
     flag_line,
+    note_line,
+    notes_phrase,
     places,
     remedies,
     shown,
@@ -71,7 +73,10 @@ def render_text(
     what = names[0] if len(names) == 1 else f"{len(names)} inputs"
     lines = sum(s.lines for s in report.sources)
     if not report.diagnoses:
-        out.append(style("rlfix: no failure recognised", "bold", "green") + f" in {what} ({lines:,} lines).")
+        out.append(
+            style("rlfix: no failure recognised", "bold", "green")
+            + f" in {what} ({lines:,} lines){notes_phrase(report)}."
+        )
     else:
         n = len(report.diagnoses)
         head = f"rlfix: {n} finding{'s' if n > 1 else ''}"
@@ -90,13 +95,21 @@ def render_text(
     if hidden > 0:
         out.append("")
         out.append(style(f"({hidden} more finding{'s' if hidden > 1 else ''}; --all shows them)", "dim"))
-    for s in report.sources:
-        if s.skipped:
-            out.append(style(f"skipped {s.name}: {s.skipped}", "yellow"))
-    for err in report.errors:
-        out.append(style(f"error: {err}", "red"))
+    out.extend(_footer(report, style))
     # Log text, file names and user signatures reach the terminal only with their controls escaped.
     return safe.terminal("\n".join(out) + "\n", keep_style=color)
+
+
+def _footer(report: Report, style: Callable[..., str]) -> list[str]:
+    """Notes worth knowing, skipped inputs and input errors."""
+    out = []
+    if report.notes:
+        out.append("")
+        out.append(style("worth knowing (warnings, not the cause):", "bold", "yellow"))
+        out.extend(f"  - {note_line(d)}" for d in report.notes)
+    out.extend(style(f"skipped {s.name}: {s.skipped}", "yellow") for s in report.sources if s.skipped)
+    out.extend(style(f"error: {err}", "red") for err in report.errors)
+    return out
 
 
 def _text_diagnosis(

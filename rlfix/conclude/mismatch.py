@@ -1,0 +1,78 @@
+"""Generic exceptions understood by their place in the traceback.
+
+A `TypeError: ... got an unexpected keyword argument`, `ImportError: cannot import name`, or
+`AttributeError: module 'x' has no attribute` raised where one installed package calls into another
+is not a bug in either: the two installed versions do not fit together. The frames say which two
+(`rlfix.observe.tracebacks.frame_packages`), the log's banners and `pip freeze` lines their versions.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from rlfix.details import VersionMismatch
+from rlfix.job import JobContext
+from rlfix.kb.load import KnowledgeBase
+from rlfix.report import Diagnosis
+
+MISMATCH_ID = "package-version-mismatch"
+
+# (exception class, message shape): the ways one package's call can miss another's API.
+_CALL_SHAPES = (
+    (
+        "TypeError",
+        re.compile(
+            r"unexpected keyword argument|got multiple values for (?:keyword )?argument"
+            r"|missing \d+ required (?:positional|keyword-only) arguments?"
+            r"|takes (?:from )?\d+ (?:to \d+ )?positional arguments? but \d+ (?:were|was) given"
+        ),
+    ),
+    ("AttributeError", re.compile(r"has no attribute")),
+    ("ImportError", re.compile(r"cannot import name")),
+    ("ModuleNotFoundError", re.compile(r"No module named '\w+\.")),
+)
+# A package named by the message itself: `from 'trl'`, `module 'vllm.utils' has`, `No module named 'verl.x'`.
+_NAMED = re.compile(r"(?:cannot import name '\w+' from '|module '|No module named ')([A-Za-z_]\w*)")
+
+
+def _shape(exception: str | None, message: str | None) -> bool:
+    if not exception or not message:
+        return False
+    cls = exception.rsplit(".", 1)[-1]
+    return any(cls == name and shape.search(message) for name, shape in _CALL_SHAPES)
+
+
+def find_mismatch(diag: Diagnosis, context: JobContext) -> VersionMismatch | None:
+    """The two packages behind an exception raised between packages, or None when it is not one."""
+    exc = diag.details.exception
+    if exc is None or not _shape(exc.exception, exc.message):
+        return None
+    named = _NAMED.search(exc.message or "")
+    callee = named.group(1).lower() if named else diag.values.get("raised_in")
+    caller = diag.values.get("called_from") if not named else diag.values.get("raised_in")
+    if callee is None or caller == callee or (caller is None and named is None):
+        return None
+    return VersionMismatch(
+        callee=callee,
+        caller=caller,
+        callee_version=context.versions.get(callee),
+        caller_version=context.versions.get(caller) if caller else None,
+    )
+
+
+def with_mismatch(diag: Diagnosis, kb: KnowledgeBase, context: JobContext) -> Diagnosis:
+    """An uncaught exception between two packages, re-read as the version mismatch it is."""
+    if not diag.signature.fallback or MISMATCH_ID not in kb:
+        return diag
+    mismatch = find_mismatch(diag, context)
+    if mismatch is None:
+        return diag
+    reason = f"a {diag.details.exception.exception if diag.details.exception else 'error'} raised between packages: "
+    reason += mismatch.describe()
+    return replace(
+        diag,
+        signature=kb.require(MISMATCH_ID),
+        details=replace(diag.details, mismatch=mismatch, similar=None),
+        reasons=(reason, *diag.reasons[1:]),
+    )

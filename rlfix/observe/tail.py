@@ -1,0 +1,97 @@
+"""Did the log end with this error, or did the job go on after it?
+
+A paste is often only its last lines (`ZeroDivisionError: division by zero`), and a crashed job's
+log ends with its error followed by a little teardown (frames, launcher summaries, SIGTERMs to
+other ranks, wandb sync). A job that logged an error and carried on prints progress after it
+(`step 5 loss 0.3`, `flaky task: ok`, `training finished`). `TailWatch` remembers the last
+candidate line and, once its input ends, reads what came after it, once: no cost per line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+#: Lines after an error that neither fail nor progress (prompts, config echoes) before the job is
+#: taken to have gone on anyway.
+QUIET_LINES = 60
+#: Bytes after the candidate that are read at most.
+READ_AFTER = 256 * 1024
+
+_WENT_ON = re.compile(
+    rb"(?i)\b(?:step|epoch|iter(?:ation)?|it/s|s/it|loss|reward|finished|completed|done|ok|"
+    rb"success(?:ful(?:ly)?)?|saved|saving|resum\w*|retr(?:y|ying|ied))\b"
+)
+# Teardown: what dying jobs print after the error (and what never counts as progress).
+_TEARDOWN = re.compile(
+    rb"(?i)error|exception|traceback|fail|abort|kill|fatal|sig[a-z]{3,4}\b|exit|core dumped|terminat|"
+    rb"wandb:|^\s*(?:File \"|\^|~|raise |\.\.\.|frame #|\[?\d+\]?\s*$)|^\s+\S"
+)
+
+
+def went_on(after: bytes) -> bool:
+    """Whether the text after an error shows the job going on rather than dying."""
+    quiet = 0
+    for line in after[:READ_AFTER].split(b"\n"):
+        if not line.strip() or _TEARDOWN.search(line):
+            continue
+        if _WENT_ON.search(line):
+            return True
+        quiet += 1
+        if quiet > QUIET_LINES:
+            return True
+    return False
+
+
+@dataclass
+class _Seen:
+    source: str
+    offset: int  # where the line starts in its block; -1 when fed line by line
+    block: int  # which block it was in
+    fed: int  # lines fed one by one so far, when fed that way
+
+
+class TailWatch(Generic[T]):
+    """The last line of one kind (say, a bare exception) and whether its input ended with it."""
+
+    def __init__(self) -> None:
+        self.last: T | None = None
+        self._seen: _Seen | None = None
+        self.ended: bool | None = None
+
+    def saw(self, item: T, source: str, offset: int, block: int, fed: int) -> None:
+        """Remember `item` as the latest candidate; the verdict waits for the end of its input."""
+        self.last, self._seen, self.ended = item, _Seen(source, offset, block, fed), None
+
+    def judge_blocks(self, source: str, blocks: deque[tuple[bytearray | bytes, int]], block: int) -> None:
+        """At the end of a stream: read what followed the candidate in the last two blocks."""
+        seen = self._seen
+        if seen is None or seen.source != source or self.ended is not None or seen.offset < 0:
+            return
+        back = block - seen.block
+        if back > 1 or back >= len(blocks):
+            self.ended = False  # more than a whole block came after it
+            return
+        data, end = blocks[-1 - back]
+        newline = data.find(b"\n", seen.offset, end)
+        after = bytes(data[newline + 1 : end]) if newline >= 0 else b""
+        if back == 1:
+            last, last_end = blocks[-1]
+            after += bytes(last[:last_end])
+        self.ended = not went_on(after)
+
+    def judge_lines(self, recent: deque[bytes], fed: int) -> bool:
+        """For lines fed one by one: whether the candidate is where they end (so far)."""
+        seen = self._seen
+        if seen is None:
+            return False
+        if seen.offset >= 0:
+            return bool(self.ended)
+        count = fed - seen.fed
+        if count >= len(recent):
+            return False
+        return not went_on(b"\n".join(list(recent)[len(recent) - count :]) if count else b"")
