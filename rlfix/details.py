@@ -88,7 +88,7 @@ class VersionMismatch:
             caller = f"{self.caller} {self.caller_version}" if self.caller_version else self.caller
             text = f"{caller} calls {callee} in a way that version does not support"
         if self.wanted:
-            text += f"; {self.caller} asks for {self.callee}{self.wanted} ({self.wanted_source})"
+            text += f"; it asks for {self.callee}{self.wanted} ({self.wanted_source})"
         return text
 
     def to_dict(self) -> dict[str, Any]:

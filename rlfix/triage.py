@@ -86,7 +86,7 @@ class Triage:
         self._unknown = UnknownTracker()
         self._tallies: dict[str, Tally] = {}
         # The last bare exception line and the last error line: a log that ends with one is a crash.
-        self._bare: TailWatch[tuple[Hit, int]] = TailWatch()
+        self._bare: TailWatch[tuple[Hit, int, dict[str, str]]] = TailWatch()
         self._last_error: TailWatch[Evidence] = TailWatch()
         self._block_seq = 0
         self._timeline: list[tuple[str, Evidence]] = []
@@ -210,7 +210,7 @@ class Triage:
         if sig.fallback:
             if not uncaught:
                 # A bare exception line: not a crash by itself, unless the log ends with it.
-                self._watch(self._bare, (hit, self._order), hit)
+                self._watch(self._bare, (hit, self._order, raised), hit)
                 return
             values.update(raised)
         elif "raised_at" in raised:
@@ -318,8 +318,9 @@ class Triage:
         """The exception line the input ended with, outside any traceback, as evidence (or None)."""
         if self._bare.last is None or not self._bare.judge_lines(self._recent, self._feed_lines):
             return None
-        hit, order = self._bare.last
-        return self._evidence(hit, order, describe_exception(hit.line.message, None))
+        hit, order, frames = self._bare.last
+        # Frames pasted without their "Traceback" header still say where it was raised.
+        return self._evidence(hit, order, {**frames, **describe_exception(hit.line.message, None)})
 
     def _ending_error(self) -> Evidence | None:
         """The error line the input ended with, when it did."""

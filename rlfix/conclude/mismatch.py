@@ -14,6 +14,7 @@ from dataclasses import replace
 from rlfix.details import VersionMismatch
 from rlfix.job import JobContext
 from rlfix.kb.load import KnowledgeBase
+from rlfix.kb.versions import parse_version
 from rlfix.report import Diagnosis
 
 MISMATCH_ID = "package-version-mismatch"
@@ -43,7 +44,7 @@ def _shape(exception: str | None, message: str | None) -> bool:
     return any(cls == name and shape.search(message) for name, shape in _CALL_SHAPES)
 
 
-def find_mismatch(diag: Diagnosis, context: JobContext) -> VersionMismatch | None:
+def find_mismatch(diag: Diagnosis, kb: KnowledgeBase, context: JobContext) -> VersionMismatch | None:
     """The two packages behind an exception raised between packages, or None when it is not one."""
     exc = diag.details.exception
     if exc is None or not _shape(exc.exception, exc.message):
@@ -53,19 +54,37 @@ def find_mismatch(diag: Diagnosis, context: JobContext) -> VersionMismatch | Non
     caller = diag.values.get("called_from") if not named else diag.values.get("raised_in")
     if callee is None or caller == callee or (caller is None and named is None):
         return None
+    caller_version = context.versions.get(caller) if caller else None
+    wanted = _wanted(kb, caller, caller_version, callee)
     return VersionMismatch(
         callee=callee,
         caller=caller,
         callee_version=context.versions.get(callee),
-        caller_version=context.versions.get(caller) if caller else None,
+        caller_version=caller_version,
+        wanted=wanted[0] if wanted else None,
+        wanted_source=wanted[1] if wanted else None,
     )
+
+
+def _wanted(kb: KnowledgeBase, caller: str | None, version: str | None, callee: str) -> tuple[str, str] | None:
+    """What the caller's release (or, version unknown, its newest known release) asks of the callee."""
+    if caller is None:
+        return None
+    framework, package = caller.replace("_", "-"), callee.replace("_", "-")
+    pins = [p for p in kb.pins if p.framework == framework and package in p.requires]
+    if not pins:
+        return None
+    exact = [p for p in pins if version is not None and parse_version(p.version) == parse_version(version)]
+    pin = exact[0] if exact else max(pins, key=lambda p: parse_version(p.version))
+    release = f"{framework} {pin.version}" + ("" if exact else ", the newest release rlfix knows")
+    return pin.requires[package], f"{release}: {pin.source}"
 
 
 def with_mismatch(diag: Diagnosis, kb: KnowledgeBase, context: JobContext) -> Diagnosis:
     """An uncaught exception between two packages, re-read as the version mismatch it is."""
     if not diag.signature.fallback or MISMATCH_ID not in kb:
         return diag
-    mismatch = find_mismatch(diag, context)
+    mismatch = find_mismatch(diag, kb, context)
     if mismatch is None:
         return diag
     reason = f"a {diag.details.exception.exception if diag.details.exception else 'error'} raised between packages: "

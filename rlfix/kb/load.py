@@ -10,10 +10,11 @@ from functools import lru_cache
 from pathlib import Path
 
 from rlfix.errors import KnowledgeError, Location, Problem, UsageError
-from rlfix.kb.parse import TaxonomyEntry, parse_signature_file, parse_taxonomy
+from rlfix.kb.parse import Pin, TaxonomyEntry, parse_pins, parse_signature_file, parse_taxonomy
 from rlfix.model import Signature
 
 TAXONOMY_FILE = "taxonomy.yaml"
+PINS_FILE = "pins.yaml"
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,8 @@ class KnowledgeBase:
     files: tuple[str, ...] = ()
     taxonomy: tuple[TaxonomyEntry, ...] = ()
     overridden: tuple[str, ...] = ()
+    #: What each framework release asks of the packages it calls (knowledge/pins.yaml).
+    pins: tuple[Pin, ...] = ()
     _by_id: dict[str, Signature] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -86,28 +89,39 @@ def _display(path: Path) -> str:
         return str(path)
 
 
-def load_files(paths: Iterable[Path]) -> tuple[list[Signature], list[TaxonomyEntry], list[str], list[Problem]]:
-    """Parse signature files (and a taxonomy file among them) collecting all problems."""
-    sigs: list[Signature] = []
-    taxonomy: list[TaxonomyEntry] = []
-    files: list[str] = []
-    problems: list[Problem] = []
+@dataclass
+class Parsed:
+    """What a set of knowledge-base files holds, and every problem found in them."""
+
+    sigs: list[Signature] = field(default_factory=list)
+    taxonomy: list[TaxonomyEntry] = field(default_factory=list)
+    pins: list[Pin] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+
+def load_files(paths: Iterable[Path]) -> Parsed:
+    """Parse signature files (and the taxonomy and pins files among them) collecting all problems."""
+    out = Parsed()
     for path in paths:
         shown = _display(path)
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            problems.append(Problem(Location(shown), "", f"cannot read: {exc}"))
+            out.problems.append(Problem(Location(shown), "", f"cannot read: {exc}"))
             continue
-        files.append(shown)
+        out.files.append(shown)
         if path.name == TAXONOMY_FILE:
             entries, found = parse_taxonomy(text, shown)
-            taxonomy.extend(entries)
+            out.taxonomy.extend(entries)
+        elif path.name == PINS_FILE:
+            pins, found = parse_pins(text, shown)
+            out.pins.extend(pins)
         else:
             parsed, found = parse_signature_file(text, shown)
-            sigs.extend(parsed)
-        problems.extend(found)
-    return sigs, taxonomy, files, problems
+            out.sigs.extend(parsed)
+        out.problems.extend(found)
+    return out
 
 
 def load_knowledge(extra: Sequence[str | Path] = (), *, builtin: bool = True) -> KnowledgeBase:
@@ -134,7 +148,8 @@ def _mtimes(paths: tuple[str, ...]) -> tuple[float, ...]:
 @lru_cache(maxsize=16)
 def _load_cached(extra: tuple[str, ...], builtin: bool, _stamp: tuple[float, ...]) -> KnowledgeBase:
     base_paths = _yaml_files(builtin_dir()) if builtin else []
-    sigs, taxonomy, files, problems = load_files(base_paths)
+    base = load_files(base_paths)
+    sigs, taxonomy, pins, files, problems = base.sigs, base.taxonomy, base.pins, base.files, base.problems
     by_id: dict[str, Signature] = {}
     for sig in sigs:
         if sig.id in by_id:
@@ -149,12 +164,13 @@ def _load_cached(extra: tuple[str, ...], builtin: bool, _stamp: tuple[float, ...
         if not path.exists():
             problems.append(Problem(Location(entry), "", "no such knowledge-base file or directory"))
             continue
-        user_sigs, user_tax, user_files, user_problems = load_files(_yaml_files(path) if path.is_dir() else [path])
-        problems.extend(user_problems)
-        files.extend(user_files)
-        taxonomy.extend(user_tax)
+        user = load_files(_yaml_files(path) if path.is_dir() else [path])
+        problems.extend(user.problems)
+        files.extend(user.files)
+        taxonomy.extend(user.taxonomy)
+        pins.extend(user.pins)
         seen: dict[str, Signature] = {}
-        for sig in user_sigs:
+        for sig in user.sigs:
             if sig.id in seen:
                 problems.append(
                     Problem(sig.location, f"{sig.id}.id", f"duplicate id (first defined at {seen[sig.id].location})")
@@ -171,6 +187,7 @@ def _load_cached(extra: tuple[str, ...], builtin: bool, _stamp: tuple[float, ...
         files=tuple(files),
         taxonomy=tuple(taxonomy),
         overridden=tuple(overridden),
+        pins=tuple(pins),
     )
 
 

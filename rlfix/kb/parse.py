@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
@@ -381,3 +381,44 @@ def parse_taxonomy(text: str, file: str) -> tuple[list[TaxonomyEntry], list[Prob
             continue
         entries.append(TaxonomyEntry(item["id"], Kind(item["kind"]), str(item.get("what", ""))))
     return entries, problems
+
+
+@dataclass(frozen=True)
+class Pin:
+    """What one release of a framework asks of the packages it calls (`{"vllm": ">=0.10.0"}`)."""
+
+    framework: str
+    version: str
+    # The knowledge base is hashed (it keys caches): a mapping takes no part in that.
+    requires: Mapping[str, str] = field(hash=False, compare=False)
+    source: str = ""
+
+
+def parse_pins(text: str, file: str) -> tuple[list[Pin], list[Problem]]:
+    """Parse knowledge/pins.yaml; never raises for content problems."""
+    try:
+        data = load_yaml(text)
+    except yaml.YAMLError as exc:
+        return [], [yaml_problem(exc, file)]
+    items = data.get("pins") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        return [], [
+            Problem(location(file, getattr(data, "mark", None)), "pins", "the file needs a top-level `pins:` list")
+        ]
+    pins, problems = [], []
+    for i, item in enumerate(items):
+        req = item.get("requires") if isinstance(item, dict) else None
+        fields = [item.get(k) for k in ("framework", "version", "source")] if isinstance(item, dict) else [None]
+        if not all(isinstance(f, str) and f for f in fields) or not isinstance(req, dict):
+            where = location(file, getattr(item, "mark", None))
+            problems.append(
+                Problem(where, f"pins[{i}]", "needs strings framework, version, source and a `requires` map")
+            )
+            continue
+        if not all(isinstance(v, str) and valid_range(v) for v in req.values()):
+            problems.append(
+                Problem(location(file, getattr(item, "mark", None)), f"pins[{i}].requires", "not version ranges")
+            )
+            continue
+        pins.append(Pin(item["framework"], item["version"], {str(k): v for k, v in req.items()}, item["source"]))
+    return pins, problems

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 _PART = re.compile(r"\d+")
-_CLAUSE = re.compile(r"^\s*(==|!=|>=|<=|>|<|~=)?\s*v?([\d.]+?)(\.\*)?\s*$")
+# A clause: operator, release, then an optional pre/post/dev tag (compared by release only) or `.*`.
+_CLAUSE = re.compile(r"^\s*(==|!=|>=|<=|>|<|~=)?\s*v?(\d+(?:\.\d+)*)(?:\.?(?:post|rc|dev|a|b)\d*)*(\.\*)?\s*$")
 
 
 def parse_version(text: str) -> tuple[int, ...]:
