@@ -103,6 +103,59 @@ class VersionMismatch:
 
 
 @dataclass(frozen=True)
+class CollectiveHang:
+    """An NCCL hang read from every rank's watchdog report: who waits where, who differs, who is silent."""
+
+    op: str
+    seq: int
+    #: Ranks waiting in the collective most ranks are in.
+    waiting: tuple[int, ...]
+    #: (rank, op, seq) of ranks in another collective or at another sequence number.
+    odd: tuple[tuple[int, str, int], ...] = ()
+    #: Ranks of the job (by world size) that never reported a timeout.
+    silent: tuple[int, ...] = ()
+
+    @property
+    def culprits(self) -> tuple[int, ...]:
+        """The ranks to look at first."""
+        return tuple(r for r, _op, _seq in self.odd) or self.silent
+
+    def describe(self) -> str:
+        """ "rank 2 is at BROADCAST #88 while ranks 0, 1, 3 wait in ALLREDUCE #89: look at rank 2"."""
+        where = f"{self.op} #{self.seq}"
+        waiting = _rank_list(self.waiting)
+        if self.odd:
+            parts = [f"rank {r} is at {op} #{seq}" for r, op, seq in self.odd[:4]]
+            text = "; ".join(parts) + (f" (+{len(self.odd) - 4} more)" if len(self.odd) > 4 else "")
+            text += f" while {waiting} wait{'s' if len(self.waiting) == 1 else ''} in {where}"
+        else:
+            text = f"{waiting} wait{'s' if len(self.waiting) == 1 else ''} in {where}"
+        if self.silent:
+            text += f"; {_rank_list(self.silent)} never reported a timeout (dead or stuck before it)"
+        if self.culprits:
+            text += f": look at {_rank_list(self.culprits)}"
+        else:
+            text += ": every rank waits in the same collective, so the cause is outside it (a rank that stopped "
+            text += "calling collectives, or the network)"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "op": self.op,
+            "seq": self.seq,
+            "waiting": list(self.waiting),
+            "odd": [{"rank": r, "op": op, "seq": seq} for r, op, seq in self.odd],
+            "silent": list(self.silent),
+            "culprits": list(self.culprits),
+        }
+
+
+def _rank_list(ranks: tuple[int, ...]) -> str:
+    shown = ", ".join(str(r) for r in ranks[:8]) + (f" and {len(ranks) - 8} more" if len(ranks) > 8 else "")
+    return f"rank{'s' if len(ranks) > 1 else ''} {shown}"
+
+
+@dataclass(frozen=True)
 class Details:
     """What a diagnosis says beyond its evidence; every part optional."""
 
@@ -114,6 +167,8 @@ class Details:
     quantities: tuple[str, ...] = ()
     #: For a version mismatch read from the traceback: which two packages.
     mismatch: VersionMismatch | None = None
+    #: For an NCCL timeout on several ranks: the rank that differs or stayed silent.
+    hang: CollectiveHang | None = None
 
     @property
     def raised_at(self) -> str | None:
@@ -138,6 +193,8 @@ class Details:
             out["quantities"] = list(self.quantities)
         if self.mismatch is not None:
             out["mismatch"] = self.mismatch.to_dict()
+        if self.hang is not None:
+            out["hang"] = self.hang.to_dict()
         return out
 
 

@@ -15,6 +15,7 @@ from rlfix.errors import InputError
 from rlfix.kb.load import KnowledgeBase, load_knowledge
 from rlfix.match.matcher import Hit, Matcher, ProbeKind, scan_buffers
 from rlfix.model import Evidence, Kind, LazyRegex
+from rlfix.observe.collectives import CollectiveTracker
 from rlfix.observe.context import ContextTracker, context_probes
 from rlfix.observe.progress import snapshot
 from rlfix.observe.tail import T, TailWatch
@@ -86,6 +87,7 @@ class Triage:
         self._unknown = UnknownTracker()
         self._tallies: dict[str, Tally] = {}
         # The last bare exception line and the last error line: a log that ends with one is a crash.
+        self._collectives = CollectiveTracker()
         self._bare: TailWatch[tuple[Hit, int, dict[str, str]]] = TailWatch()
         self._last_error: TailWatch[Evidence] = TailWatch()
         self._block_seq = 0
@@ -221,6 +223,8 @@ class Triage:
         # Redaction runs only on lines a report can show: a repeat of a known line is just counted.
         shown = keep or tally is None or tally.wants(hit.line.message)
         evidence = self._evidence(hit, self._order, values, shown)
+        if "seq" in values and "op" in values:
+            self._collectives.observe(evidence)
         if keep:
             self._timeline.append((owner, evidence))
         if tally is None:
@@ -340,6 +344,7 @@ class Triage:
             open_traceback=self._tracebacks.unterminated(),
             bare_exception=self._bare_exception(),
             ending_error=self._ending_error(),
+            collectives=self._collectives.snapshot(),
             timeline=tuple(self._timeline),
             sources=tuple(sources),
             errors=tuple(self._errors),

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from rlfix.conclude.annotate import with_exception, with_quantities
+from rlfix.conclude.collectives import with_hang
 from rlfix.conclude.insights import Progress, insights
 from rlfix.conclude.mismatch import with_mismatch
 from rlfix.conclude.rank import rank
@@ -19,9 +20,10 @@ from rlfix.conclude.unrecognized import OpenTraceback, unrecognized
 from rlfix.job import JobContext
 from rlfix.kb.load import KnowledgeBase
 from rlfix.model import Evidence, Severity
+from rlfix.observe.collectives import Waiting
 from rlfix.observe.tally import Tally
 from rlfix.observe.unknown import UnknownErrors
-from rlfix.report import Report, SourceStats
+from rlfix.report import Diagnosis, Report, SourceStats
 from rlfix.templates import template
 
 __all__ = ["Observations", "conclude"]
@@ -40,6 +42,8 @@ class Observations:
     bare_exception: Evidence | None = None
     #: The error line the input ended with (an ERROR level, `Error:` first), if it did.
     ending_error: Evidence | None = None
+    #: Each rank's NCCL watchdog report (the collective it waited in).
+    collectives: tuple[Waiting, ...] = ()
     timeline: tuple[tuple[str, Evidence], ...] = ()
     sources: tuple[SourceStats, ...] = ()
     errors: tuple[str, ...] = ()
@@ -57,7 +61,7 @@ def conclude(
     kept, discounted = without_baseline(tallies, baseline)
     kept = with_tail_exception(kept, observed.bare_exception, kb)
     context = observed.context.with_eras(_versioned_flags(kb))
-    ranked = [with_quantities(with_mismatch(with_exception(d, kb), kb, context)) for d in rank(kept, kb, context)]
+    ranked = [_explain(d, observed, kb, context) for d in rank(kept, kb, context)]
     # A warning on its own is worth knowing, never the cause: it goes to the notes.
     diagnoses = [d for d in ranked if d.severity is not Severity.WARNING]
     notes = tuple(d for d in ranked if d.severity is Severity.WARNING)
@@ -74,6 +78,12 @@ def conclude(
         timeline=observed.timeline,
         insights=insights(diagnoses, observed.progress, observed.unknown, discounted),
     )
+
+
+def _explain(diag: Diagnosis, observed: Observations, kb: KnowledgeBase, context: JobContext) -> Diagnosis:
+    """Typed details for a ranked diagnosis: exception, version mismatch, quantities, collective hang."""
+    diag = with_quantities(with_mismatch(with_exception(diag, kb), kb, context))
+    return with_hang(diag, observed.collectives, context.world_size)
 
 
 def without_baseline(tallies: Mapping[str, Tally], baseline: Report | None) -> tuple[Mapping[str, Tally], list[str]]:

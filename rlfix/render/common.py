@@ -108,6 +108,8 @@ def details_lines(d: Diagnosis) -> list[str]:
         if unknown.exit_code:
             out.append(f"exit code: {unknown.exit_code}")
         out.extend(f"error x{t.count}: {t.template}" for t in unknown.templates)
+    if det.hang is not None:
+        out.append(f"collective hang: {det.hang.describe()}")
     if det.mismatch is not None:
         out.append(f"version mismatch: {det.mismatch.describe()}")
     if det.similar:
