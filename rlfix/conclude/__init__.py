@@ -12,6 +12,7 @@ from functools import lru_cache
 
 from rlfix.conclude.annotate import with_exception, with_quantities
 from rlfix.conclude.collectives import with_hang
+from rlfix.conclude.exceptions import with_exception_class
 from rlfix.conclude.insights import Progress, insights
 from rlfix.conclude.mismatch import with_mismatch
 from rlfix.conclude.rank import rank
@@ -82,7 +83,8 @@ def conclude(
 
 def _explain(diag: Diagnosis, observed: Observations, kb: KnowledgeBase, context: JobContext) -> Diagnosis:
     """Typed details for a ranked diagnosis: exception, version mismatch, quantities, collective hang."""
-    diag = with_quantities(with_mismatch(with_exception(diag, kb), kb, context))
+    diag = with_exception_class(with_mismatch(with_exception(diag, kb), kb, context), kb)
+    diag = with_quantities(diag)
     return with_hang(diag, observed.collectives, context.world_size)
 
 
