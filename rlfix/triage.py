@@ -20,7 +20,7 @@ from rlfix.observe.context import ContextTracker, context_probes
 from rlfix.observe.progress import snapshot
 from rlfix.observe.tail import T, TailWatch
 from rlfix.observe.tally import Tally
-from rlfix.observe.tracebacks import TracebackTracker, describe_exception, traceback_probes
+from rlfix.observe.tracebacks import CODE_LINE, TracebackTracker, called_module, describe_exception, traceback_probes
 from rlfix.observe.unknown import UnknownTracker, unknown_probes
 from rlfix.read.inputs import Input, Problem, expand
 from rlfix.redact import redact_secrets
@@ -210,6 +210,7 @@ class Triage:
         claimed = self._tracebacks.claim(hit.line)
         raised, uncaught = claimed if claimed is not None else ({}, False)
         if sig.fallback:
+            raised = {**raised, **called_module(self._lookback(hit)[-CODE_LINE:])}
             if not uncaught:
                 # A bare exception line: not a crash by itself, unless the log ends with it.
                 self._watch(self._bare, (hit, self._order, raised), hit)

@@ -22,10 +22,10 @@ def test_catalogue_covers_every_signature(builtin_kb: KnowledgeBase) -> None:
     assert all(f"\n## {sig.id}\n" in text for sig in builtin_kb)
 
 
-def test_accuracy_table_is_current(builtin_kb: KnowledgeBase) -> None:
-    from rlfix.tools.evaluate import evaluate
+def test_accuracy_doc_is_current(builtin_kb: KnowledgeBase) -> None:
+    from rlfix.tools.accuracy import accuracy_markdown
 
-    expected = evaluate(DOCS.parent / "fixtures" / "logs", builtin_kb).to_markdown()
+    expected = accuracy_markdown(DOCS.parent, builtin_kb)
     assert (DOCS / "accuracy.md").read_text(encoding="utf-8") == expected, (
-        "docs/accuracy.md is stale: run `rlfix eval fixtures/logs --format markdown > docs/accuracy.md`"
+        "docs/accuracy.md is stale: run `python scripts/update_accuracy.py`"
     )

@@ -7,7 +7,7 @@ of it, so a live `Triage` can be asked for a report as often as it likes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from rlfix.conclude.annotate import with_exception, with_quantities
@@ -16,7 +16,7 @@ from rlfix.conclude.exceptions import with_exception_class
 from rlfix.conclude.insights import Progress, insights
 from rlfix.conclude.mismatch import with_mismatch
 from rlfix.conclude.rank import rank
-from rlfix.conclude.tail import with_tail_exception
+from rlfix.conclude.tail import INFERRED, with_silent_death, with_tail_exception
 from rlfix.conclude.unrecognized import OpenTraceback, unrecognized
 from rlfix.job import JobContext
 from rlfix.kb.load import KnowledgeBase
@@ -61,6 +61,8 @@ def conclude(
     """Rank the tallies, explain them, and say what the failure looked like as a whole."""
     kept, discounted = without_baseline(tallies, baseline)
     kept = with_tail_exception(kept, observed.bare_exception, kb)
+    printed_errors = bool(observed.unknown.frequent or observed.open_traceback or observed.ending_error)
+    kept = with_silent_death(kept, printed_errors, kb)
     context = observed.context.with_eras(_versioned_flags(kb))
     ranked = [_explain(d, observed, kb, context) for d in rank(kept, kb, context)]
     # A warning on its own is worth knowing, never the cause: it goes to the notes.
@@ -85,6 +87,9 @@ def _explain(diag: Diagnosis, observed: Observations, kb: KnowledgeBase, context
     """Typed details for a ranked diagnosis: exception, version mismatch, quantities, collective hang."""
     diag = with_exception_class(with_mismatch(with_exception(diag, kb), kb, context), kb)
     diag = with_quantities(diag)
+    if INFERRED in diag.values:
+        reason = f"inferred: {diag.values[INFERRED]}; a silent death is most often a SIGKILL from the OOM killer"
+        diag = replace(diag, confidence=min(diag.confidence, 0.5), reasons=(reason, *diag.reasons))
     return with_hang(diag, observed.collectives, context.world_size)
 
 

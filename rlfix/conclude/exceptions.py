@@ -22,8 +22,15 @@ BY_CLASS = {
 }
 
 
-def signature_for(exception: str, raised_in: str | None) -> str | None:
-    """The signature id an exception class names, given the package that raised it."""
+#: Where an exception was raised -> the failure that place means, whatever the class.
+BY_RAISE_SITE = (("/ray/_private/runtime_env/", "ray-runtime-env-failed"),)
+
+
+def signature_for(exception: str, raised_in: str | None, raised_at: str = "") -> str | None:
+    """The signature id an exception names by its class or its raise site."""
+    for place, sig_id in BY_RAISE_SITE:
+        if place in raised_at.replace("\\", "/"):
+            return sig_id
     name = exception.rsplit(".", 1)[-1]
     if name == "OutOfMemoryError":
         return "ray-oom-killer" if raised_in == "ray" else "cuda-oom"
@@ -35,8 +42,13 @@ def with_exception_class(diag: Diagnosis, kb: KnowledgeBase) -> Diagnosis:
     exc = diag.details.exception
     if not diag.signature.fallback or exc is None or not exc.exception:
         return diag
-    sig_id = signature_for(exc.exception, diag.values.get("raised_in"))
+    sig_id = signature_for(exc.exception, diag.values.get("raised_in"), exc.raised_at or "")
     if sig_id is None or sig_id not in kb:
         return diag
-    reason = f"the exception class {exc.exception} names this failure"
+    reason = f"the exception ({exc.exception}, raised at {exc.raised_at or 'an unknown place'}) names this failure"
     return replace(diag, signature=kb.require(sig_id), reasons=(reason, *diag.reasons[1:]))
+
+
+def exception_ids() -> tuple[str, ...]:
+    """Every signature id the rules above can name."""
+    return (*BY_CLASS.values(), *(sig_id for _place, sig_id in BY_RAISE_SITE), "cuda-oom", "ray-oom-killer")

@@ -37,6 +37,10 @@ _CALL_SHAPES = (
 _NAMED = re.compile(r"(?:cannot import name '\w+' from '|module '|No module named ')([A-Za-z_]\w*)")
 
 
+# `Config.__init__() got an unexpected keyword argument`: the callable a TypeError names.
+_API = re.compile(r"([A-Za-z_][\w.]*)\(\) ")
+
+
 def _shape(exception: str | None, message: str | None) -> bool:
     if not exception or not message:
         return False
@@ -49,11 +53,18 @@ def find_mismatch(diag: Diagnosis, kb: KnowledgeBase, context: JobContext) -> Ve
     exc = diag.details.exception
     if exc is None or not _shape(exc.exception, exc.message):
         return None
-    named = _NAMED.search(exc.message or "")
-    callee = named.group(1).lower() if named else diag.values.get("raised_in")
+    named_match = _NAMED.search(exc.message or "")
+    named = named_match.group(1).lower() if named_match else diag.values.get("calls")
+    callee = named or diag.values.get("raised_in")
     caller = diag.values.get("called_from") if not named else diag.values.get("raised_in")
+    api = _API.match(exc.message or "")
+    if caller is None and named is None and api and exc.exception == "TypeError" and callee is not None:
+        # Raised inside an installed package at a call it makes: the API it calls changed.
+        caller, callee = callee, api.group(1)
     if callee is None or caller == callee or (caller is None and named is None):
         return None
+    if caller is None and named_match is None and exc.exception != "TypeError":
+        return None  # a module named only by the code line is evidence enough for a call, not an attribute
     caller_version = context.versions.get(caller) if caller else None
     wanted = _wanted(kb, caller, caller_version, callee)
     return VersionMismatch(

@@ -9,6 +9,7 @@ printed in the middle of a run that then went on (a caught and logged error) is 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from rlfix.kb.load import KnowledgeBase
 from rlfix.model import Evidence, Kind
@@ -28,3 +29,34 @@ def with_tail_exception(tallies: Mapping[str, Tally], bare: Evidence | None, kb:
     tally = Tally(fallback)
     tally.add(bare)
     return {**tallies, fallback.id: tally}
+
+
+#: The failure a process that dies without a word usually died of.
+SILENT_DEATH = "host-oom-sigkill"
+#: What the evidence of an inferred silent death says, in its values.
+INFERRED = "inferred"
+#: Launchers' reports that a worker is gone (`kb lint` checks these ids exist).
+LAUNCHER_IDS = ("torch-elastic-child-failed",)
+#: Lines of the job's own output before the launcher's report: a paste of the report alone says
+#: nothing about what came before it, so no death can be called silent from it.
+RAN_LINES = 8
+
+
+def with_silent_death(tallies: Mapping[str, Tally], printed_errors: bool, kb: KnowledgeBase) -> Mapping[str, Tally]:
+    """A launcher says a worker died, and nothing in the log says why: no error line, no traceback.
+
+    A process that dies without printing anything was almost always killed by SIGKILL, and the
+    kernel's OOM killer is what sends it to training jobs (a Python error would have been printed,
+    a segfault would say so). The launcher's line becomes the evidence of an inferred OOM kill,
+    with a lower confidence and a check to confirm it.
+    """
+    death = kb.get(SILENT_DEATH)
+    if death is None or printed_errors or any(t.signature.kind is Kind.ROOT for t in tallies.values()):
+        return tallies
+    launchers = [t for t in tallies.values() if t.signature.id in LAUNCHER_IDS and t.first.line > RAN_LINES]
+    if not launchers or len(launchers) != len(tallies):
+        return tallies
+    first = min(launchers, key=lambda t: t.first.order).first
+    tally = Tally(death)
+    tally.add(replace(first, values={**first.values, INFERRED: "the worker died without printing an error"}))
+    return {**tallies, death.id: tally}

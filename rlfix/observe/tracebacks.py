@@ -151,6 +151,23 @@ def frame_packages(frames: Iterable[tuple[str, str, str]]) -> dict[str, str]:
     return out
 
 
+#: Bytes before an exception line read for the code line a traceback prints above it.
+CODE_LINE = 400
+# `    config = uvicorn.Config(app, **kwargs)`: the module a failing call went to.
+_CALL = re.compile(r"\b([a-z_][a-z0-9_]*)\.[A-Za-z_][\w.]*\(")
+_NOT_MODULES = frozenset({"self", "cls", "super", "np", "os", "sys", "re", "json", "math", "logger", "logging"})
+
+
+def called_module(before: bytes) -> dict[str, str]:
+    """`calls`: the module named in the code line just above an exception line, when it names one."""
+    lines = before.rstrip(b"\n").rsplit(b"\n", 1)
+    code = lines[-1].decode("utf-8", "replace") if lines else ""
+    m = _CALL.search(code.split("]:", 1)[-1])  # past a `[rank0]:` prefix
+    if m is None or m.group(1) in _NOT_MODULES:
+        return {}
+    return {"calls": m.group(1)}
+
+
 def describe_exception(message: str, frame: tuple[str, str, str] | None) -> dict[str, str]:
     """Class, message and raising frame of an exception line (Ray's `RayTaskError(Inner)` unwrapped)."""
     out: dict[str, str] = {}

@@ -81,7 +81,7 @@ def where_line(report: Report) -> str:
 
 
 #: Values about the traceback's frames, said by the details lines instead.
-FRAME_VALUES = frozenset({"raised_at", "raised_in", "called_from"})
+FRAME_VALUES = frozenset({"raised_at", "raised_in", "called_from", "calls"})
 
 
 def shown_values(d: Diagnosis) -> dict[str, str]:

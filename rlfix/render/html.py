@@ -122,7 +122,7 @@ def _evidence_html(d: Diagnosis, verbose: bool) -> list[str]:
     facts = [p for p in (_places(d), f"{d.count} matching lines" if d.count > 1 else "") if p]
     if facts:
         parts.append(f'<p class="muted small">{_e("; ".join(facts))}</p>')
-    said = d.details.names() | {"raised_in", "called_from"}
+    said = d.details.names() | {"raised_in", "called_from", "calls"}
     values = {k: v for k, v in d.values.items() if k not in said}
     if values:
         parts.append(

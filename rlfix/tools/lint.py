@@ -173,11 +173,17 @@ def check_regex_compiles_in_context(kb: KnowledgeBase, _m: Matcher) -> Iterable[
 def code_references() -> dict[str, str]:
     """Signature ids the Python code gives behaviour to, and where: renaming one in YAML alone
     would silently drop that behaviour."""
+    from rlfix.conclude.exceptions import exception_ids
+    from rlfix.conclude.mismatch import MISMATCH_ID
     from rlfix.conclude.quantities import QUANTITY_RULES
     from rlfix.conclude.remedies import LOWER_MEMORY_IDS
+    from rlfix.conclude.tail import LAUNCHER_IDS, SILENT_DEATH
 
     refs = {sig_id: "rlfix/conclude/quantities.py QUANTITY_RULES" for sig_id in QUANTITY_RULES}
     refs.update({sig_id: "rlfix/conclude/remedies.py LOWER_MEMORY_IDS" for sig_id in LOWER_MEMORY_IDS})
+    refs.update({sig_id: "rlfix/conclude/tail.py" for sig_id in (*LAUNCHER_IDS, SILENT_DEATH)})
+    refs.update({sig_id: "rlfix/conclude/exceptions.py" for sig_id in exception_ids()})
+    refs[MISMATCH_ID] = "rlfix/conclude/mismatch.py"
     return refs
 
 
