@@ -10,11 +10,11 @@ from __future__ import annotations
 # Registers the output formats with Report (the data layer never imports the presentation layer).
 import rlfix.render  # noqa: F401
 from rlfix.api import diagnose
+from rlfix.core import Triage
 from rlfix.errors import InputError, KnowledgeError, RlfixError, UsageError
 from rlfix.kb.load import KnowledgeBase, load_knowledge
 from rlfix.model import Evidence, Flag, Kind, Severity, Signature
 from rlfix.report import Diagnosis, Remedy, Report
-from rlfix.triage import Triage
 from rlfix.version import __version__
 
 __all__ = [

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import IO, Any, Union
 
 from rlfix.alerts import Alert
+from rlfix.core import Triage
 from rlfix.errors import InputError
 from rlfix.kb.load import KnowledgeBase
 from rlfix.report import Report
-from rlfix.triage import Triage
 
 Source = Union[
     str, bytes, "os.PathLike[str]", Sequence["str | os.PathLike[str]"], IO[Any], Iterable[str], Iterable[bytes]

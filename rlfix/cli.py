@@ -155,9 +155,9 @@ def _follow(
     paths: Sequence[str], kb_dirs: Sequence[str], engine: str, redact: bool, baseline: str | None, idle_exit: float
 ) -> Report:
     from rlfix.api import diagnose as diagnose_source
+    from rlfix.core import Triage
     from rlfix.integrations.follow import follow as follow_file
     from rlfix.integrations.follow import stop_on_signals
-    from rlfix.triage import Triage
 
     if len(paths) != 1 or paths[0] == "-":
         raise UsageError("--follow needs exactly one FILE")
@@ -268,8 +268,8 @@ def kb_catalogue(kb_dirs: tuple[str, ...]) -> None:
 @kb_option
 def kb_draft(paths: tuple[str, ...], sig_id: str, kb_dirs: tuple[str, ...]) -> None:
     """Print a ready-to-edit signature for the unrecognised failure in a log (stdin without PATH)."""
+    from rlfix.core import Triage
     from rlfix.tools.draft import draft_signature
-    from rlfix.triage import Triage
 
     # Unmasked, so secrets become variable parts of the pattern; the draft masks what it quotes.
     triage = Triage(_kb(kb_dirs), redact=False)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from rlfix.core import Triage
 from rlfix.kb.load import load_knowledge
-from rlfix.triage import Triage
 
 pytestmark = pytest.mark.browser
 

@@ -10,10 +10,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from rlfix.core import Triage
 from rlfix.integrations.follow import follow
 from rlfix.model import Evidence
 from rlfix.report import Report
-from rlfix.triage import Triage
 
 CUDA_LINE = "RuntimeError: CUDA error: an illegal memory access was encountered\n"
 OOM_LINE = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"

@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rlfix.api import diagnose
+from rlfix.core import Triage
 from rlfix.match.normalize import normalize
-from rlfix.triage import Triage
 
 CUDA_LINE = "RuntimeError: CUDA error: an illegal memory access was encountered"
 RLFIX = [sys.executable, "-m", "rlfix"]

@@ -23,7 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("rlfix.observe",),
     ("rlfix.conclude",),
     ("rlfix.render",),
-    ("rlfix.triage",),
+    ("rlfix.core",),
     ("rlfix.api",),
     ("rlfix.tools", "rlfix.integrations"),
     ("rlfix.cli", "rlfix.__main__", "rlfix"),

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from rlfix.core import Triage
 from rlfix.errors import InputError
 from rlfix.integrations.ray_logs import (
     Since,
@@ -16,7 +17,6 @@ from rlfix.integrations.ray_logs import (
     resolve_logs_dir,
     session_log_files,
 )
-from rlfix.triage import Triage
 
 OOM = (
     "[2026-11-22 01:10:16,361 I 24810 24833] (raylet) node_manager.cc:3199: Killing 1 worker(s), kill details: "

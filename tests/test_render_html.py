@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from rlfix.core import Triage
 from rlfix.kb.load import KnowledgeBase, load_knowledge
 from rlfix.render.html import render_html
 from rlfix.render.timeline import MAX_LANES, SLOTS, layout_timeline
 from rlfix.report import Report
-from rlfix.triage import Triage
 
 DATA = Path(__file__).parent / "data"
 MINI_KB = DATA / "kb" / "mini.yaml"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rlfix.triage import Triage
+from rlfix.core import Triage
 
 OOM = "RuntimeError: CUDA error: an illegal memory access was encountered"
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from rlfix.core import Triage
 from rlfix.integrations.follow import LineFeeder
 from rlfix.integrations.run import CommandNotFound, run_command
-from rlfix.triage import Triage
 
 CUDA_LINE = "RuntimeError: CUDA error: an illegal memory access was encountered"
 RLFIX = [sys.executable, "-m", "rlfix"]

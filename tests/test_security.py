@@ -17,9 +17,10 @@ from typing import Any, ClassVar
 import pytest
 import yaml
 
-import rlfix.triage as triage_module
+import rlfix.core as triage_module
 from rlfix import safe
 from rlfix.api import diagnose
+from rlfix.core import Triage
 from rlfix.integrations.follow import LineFeeder, follow
 from rlfix.integrations.run import format_alert, run_command
 from rlfix.kb.load import load_knowledge, with_signatures
@@ -27,7 +28,6 @@ from rlfix.match.engines import available_engines
 from rlfix.redact import MASK, RULES, redact_secrets
 from rlfix.tools.draft import draft_signature
 from rlfix.tools.lint import lint
-from rlfix.triage import Triage
 
 ENGINES = [
     pytest.param(e, marks=pytest.mark.skipif(e not in available_engines(), reason=f"{e} not installed"))

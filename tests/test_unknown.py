@@ -7,10 +7,10 @@ from pathlib import Path
 import yaml
 
 import rlfix
+from rlfix.core import Triage
 from rlfix.kb.load import KnowledgeBase, load_knowledge
 from rlfix.templates import pattern_for
 from rlfix.tools.draft import draft_signature
-from rlfix.triage import Triage
 from tests.conftest import RunCli
 
 UNKNOWN = "step 1\nERROR worker 3: flux capacitor overheated at 88 mph\nexited with code 3\n"

@@ -23,11 +23,11 @@ from types import FrameType
 from typing import BinaryIO, Protocol
 
 from rlfix.alerts import Alert
+from rlfix.core import Triage
 from rlfix.errors import InputError
 from rlfix.match.matcher import MAX_LINE, OVERLAP
 from rlfix.model import Evidence, Kind, Severity
 from rlfix.report import Report
-from rlfix.triage import Triage
 
 #: Bytes read per call while catching up with a file.
 READ_SIZE = 1024 * 1024

@@ -24,6 +24,7 @@ from types import TracebackType
 from typing import IO, Any, Literal
 
 from rlfix.alerts import Alert
+from rlfix.core import Triage
 from rlfix.details import NodeScan
 from rlfix.errors import InputError, UsageError
 from rlfix.integrations.ray_logs import feed_session_logs, resolve_logs_dir, since_text
@@ -39,7 +40,6 @@ from rlfix.integrations.ray_state import (
 from rlfix.kb.load import KnowledgeBase, load_knowledge
 from rlfix.model import Evidence
 from rlfix.report import Report
-from rlfix.triage import Triage
 
 __all__ = [
     "diagnose_cluster",

@@ -18,9 +18,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import BinaryIO
 
+from rlfix.core import Triage
 from rlfix.errors import InputError
 from rlfix.read.inputs import Input, Problem, expand
-from rlfix.triage import Triage
 
 #: A file above this size is read at its head (a quarter) and its tail (the rest) only.
 MAX_FILE_BYTES = 256 * 1024 * 1024

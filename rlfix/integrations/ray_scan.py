@@ -18,11 +18,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rlfix.core import Triage
 from rlfix.details import NodeScan
 from rlfix.kb.load import KnowledgeBase
 from rlfix.match.normalize import normalize
 from rlfix.report import Report
-from rlfix.triage import Triage
 
 #: Evidence lines a node sends back per signature, and in all.
 MAX_LINES_PER_SIGNATURE = 8

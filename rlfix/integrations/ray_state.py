@@ -18,9 +18,9 @@ import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, BinaryIO
 
+from rlfix.core import Triage
 from rlfix.errors import InputError
 from rlfix.integrations.ray_logs import SHARED_KINDS, Since, belongs_to_job, classify
-from rlfix.triage import Triage
 
 #: Records read per state-API list call (dead workers, dead actors).
 MAX_RECORDS = 500

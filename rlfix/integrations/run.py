@@ -30,11 +30,11 @@ from typing import IO
 
 from rlfix import safe
 from rlfix.alerts import format_alert
+from rlfix.core import Triage
 from rlfix.errors import RlfixError
 from rlfix.integrations.follow import LineFeeder, alert_on_roots
 from rlfix.kb.load import KnowledgeBase
 from rlfix.model import Evidence
-from rlfix.triage import Triage
 
 #: Bytes read from the command per call; small, so output is passed on as soon as it arrives.
 READ_SIZE = 64 * 1024

@@ -71,10 +71,10 @@ def show_signature(sig: Signature) -> str:
 
 def describe_knowledge(kb: KnowledgeBase, extra: Sequence[str] = ()) -> str:
     """Where the knowledge base comes from, its size, and the matching engine in use (`rlfix kb info`)."""
+    from rlfix.core import matcher_for
     from rlfix.kb.load import builtin_dir
     from rlfix.match.engines import available_engines
     from rlfix.match.matcher import line_counting
-    from rlfix.triage import matcher_for
 
     matcher = matcher_for(kb, "auto")
     lines = [f"rlfix {__version__}", f"knowledge base: {builtin_dir()} ({len(kb)} signatures, digest {kb.digest})"]
