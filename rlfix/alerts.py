@@ -7,6 +7,9 @@ from collections.abc import Callable
 from rlfix import safe
 from rlfix.model import Evidence
 
+#: Seconds a followed log may stay idle, once a fatal root cause is known, before live modes stop.
+DEFAULT_IDLE_EXIT = 30.0
+
 #: Called with the first evidence of a signature and its id, the moment it first matches.
 Alert = Callable[[Evidence, str], None]
 

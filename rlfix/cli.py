@@ -16,9 +16,8 @@ from pathlib import Path
 import click
 
 from rlfix import safe
-from rlfix.alerts import format_alert
+from rlfix.alerts import DEFAULT_IDLE_EXIT, format_alert
 from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE, KnowledgeError, RlfixError, UsageError
-from rlfix.integrations.follow import DEFAULT_IDLE_EXIT
 from rlfix.kb.load import KnowledgeBase, load_knowledge
 from rlfix.model import Evidence
 from rlfix.render import DEFAULT_TOP, FORMATS, RenderOptions, color_wanted, render

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import rlfix
@@ -87,3 +89,34 @@ def test_lines_fed_one_by_one_follow_the_same_rule() -> None:
     assert t.report().ids == ["python-exception"]
     t.feed("step 5 loss 0.3")
     assert t.report().ids == []
+
+
+@pytest.mark.parametrize(
+    ("paste", "expected"),
+    [
+        ("ZeroDivisionError: division by zero", "python-exception"),
+        ("RuntimeError: CUDA capability sm_90 is not compatible with this build", "cuda-driver-or-arch-mismatch"),
+        ("[1] 18472 segmentation fault (core dumped)  python train.py", "native-crash"),
+        ("ImportError: libcudart.so.11.0: cannot open shared object file", "cuda-runtime-library-missing"),
+        ("step 3 | loss = nan\nNaN detected in loss, aborting.", "nan-or-inf-loss"),
+        ("Killed", "host-oom-sigkill"),
+    ],
+)
+def test_the_short_pastes_users_send(paste: str, expected: str) -> None:
+    """Issue 10's list of short pastes: each gets the right diagnosis, through the installed CLI too."""
+    assert rlfix.diagnose(paste + "\n").ids[:1] == [expected]
+
+
+def test_a_healthy_log_with_warnings_exits_0_and_says_so_in_one_line(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    log = tmp_path / "train.log"
+    log.write_text(
+        "Token indices sequence length is longer than the specified maximum sequence length for this model "
+        "(564 > 512). Running this sequence through the model will result in indexing errors\n"
+        "step 1 loss 0.5\nstep 2 loss 0.4\ntraining finished\n"
+    )
+    proc = subprocess.run([sys.executable, "-m", "rlfix", "diagnose", str(log)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout
+    assert proc.stdout.startswith("rlfix: no failure recognised") and "worth knowing" in proc.stdout.splitlines()[0]

@@ -32,7 +32,6 @@ from rlfix.report import Report
 #: Bytes read per call while catching up with a file.
 READ_SIZE = 1024 * 1024
 #: Seconds without growth after which `rlfix diagnose --follow` stops once a fatal root cause is known.
-DEFAULT_IDLE_EXIT = 30.0
 
 
 class LineFeeder:
