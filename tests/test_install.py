@@ -54,3 +54,26 @@ def test_wheel_ships_the_knowledge_base_and_works_from_anywhere(tmp_path: Path) 
         timeout=120,
     ).stdout.split()
     assert out[0].startswith(str(site)) and int(out[1]) >= 34 and out[2] == "cuda-illegal-memory-access"
+
+
+def test_the_fast_engine_is_a_regular_dependency_where_it_has_wheels() -> None:
+    """`pip install rlfix` (no extras) brings Hyperscan on Linux x86_64/aarch64, macOS and Windows amd64."""
+    import importlib.metadata
+    import platform
+
+    packaging_markers = pytest.importorskip("packaging.markers")
+    requires = importlib.metadata.requires("rlfix") or []
+    (hyperscan,) = [r for r in requires if r.startswith("hyperscan") and "extra ==" not in r]
+    marker = packaging_markers.Marker(hyperscan.split(";", 1)[1])
+    for system, machine, expected in [
+        ("Linux", "x86_64", True),
+        ("Linux", "aarch64", True),
+        ("Darwin", "arm64", True),
+        ("Windows", "AMD64", True),
+        ("Linux", "ppc64le", False),
+    ]:
+        assert marker.evaluate({"platform_system": system, "platform_machine": machine}) is expected
+    if platform.system() == "Linux" and platform.machine() in ("x86_64", "aarch64"):
+        from rlfix.match.engines import available_engines
+
+        assert "hyperscan" in available_engines()
