@@ -9,6 +9,7 @@ import json
 import os
 import re
 from collections import Counter
+from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from html.parser import HTMLParser
 from pathlib import Path
@@ -21,6 +22,7 @@ from rlfix.errors import InputError, UsageError
 from rlfix.fleet import Fleet
 from rlfix.fleet.jobs import parse_since
 from tests.conftest import FIXTURES, RunCli
+from tests.ray_cluster import RayHead
 
 ILLEGAL = "RuntimeError: CUDA error: an illegal memory access was encountered\n"
 
@@ -236,3 +238,30 @@ def test_html_is_well_formed_self_contained_and_escaped(tmp_path: Path) -> None:
     digest = base64.b64encode(hashlib.sha256(scripts[0].encode()).digest()).decode()
     assert f"script-src &#x27;sha256-{digest}&#x27;" in page
     assert page.count('<g class="bar"') == 2 and page.count("<tr data-cause=") == 2
+
+
+@pytest.fixture(scope="module")
+def ray_head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayHead]:
+    if os.environ.get("CI"):
+        import ray  # noqa: F401 - in CI a missing Ray must fail the run, not skip it
+    else:
+        pytest.importorskip("ray")
+    from tests.ray_cluster import start_head
+
+    running = start_head(tmp_path_factory.mktemp("ray"))
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.mark.ray
+def test_ray_tasks_give_the_same_table(ray_head: RayHead, run_cli: RunCli) -> None:
+    # A slice of the corpus (a few batches): the table must be the one a local scan prints.
+    pattern = str(FIXTURES / "[c-h]*.log")
+    env = {**ray_head.env, "RAY_ADDRESS": ray_head.gcs_address}
+    over_ray = run_cli(["triage", pattern, "--ray", "--address", ray_head.gcs_address, "-f", "json"], env=env)
+    local = run_cli(["triage", pattern, "-j", "1", "-f", "json"])
+    assert over_ray.returncode == local.returncode == 1, over_ray.stderr[-2000:]
+    assert json.loads(over_ray.stdout) == json.loads(local.stdout)
+    assert json.loads(local.stdout)["jobs_total"] > 8  # more than one Ray task's batch
