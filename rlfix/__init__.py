@@ -3,6 +3,8 @@
 >>> import rlfix
 >>> report = rlfix.diagnose("job.log")          # doctest: +SKIP
 >>> report.top.id, report.top.first.line        # doctest: +SKIP
+>>> fleet = rlfix.triage("runs/")               # doctest: +SKIP
+>>> fleet.groups[0].cause, fleet.groups[0].count  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import rlfix.render  # noqa: F401
 from rlfix.api import diagnose
 from rlfix.core import Triage
 from rlfix.errors import InputError, KnowledgeError, RlfixError, UsageError
+from rlfix.fleet import Fleet, triage
 from rlfix.kb.load import KnowledgeBase, load_knowledge
 from rlfix.model import Evidence, Flag, Kind, Severity, Signature
 from rlfix.report import Diagnosis, Remedy, Report
@@ -21,6 +24,7 @@ __all__ = [
     "Diagnosis",
     "Evidence",
     "Flag",
+    "Fleet",
     "InputError",
     "Kind",
     "KnowledgeBase",
@@ -35,4 +39,5 @@ __all__ = [
     "__version__",
     "diagnose",
     "load_knowledge",
+    "triage",
 ]

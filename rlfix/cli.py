@@ -167,6 +167,64 @@ def _follow(
         return follow_file(paths[0], triage, on_alert=_alert, idle_exit=idle_exit, stop=stop)
 
 
+TRIAGE_EXIT_HELP = """\b
+Exit status:
+  0  no job failed
+  1  some job failed
+  2  usage error, or a path that does not exist"""
+
+
+@cli.command("triage", epilog=TRIAGE_EXIT_HELP)
+@click.argument("paths", nargs=-1, required=True, metavar="DIR_OR_GLOB...")
+@click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the table to a file.")
+@click.option("--since", metavar="TIME", help="Only jobs seen since TIME: an ISO date or time, or an age (2h, 3d).")
+@click.option(
+    "-j", "--jobs", "workers", type=click.IntRange(min=1), default=None, help="Worker processes (default: cores)."
+)
+@click.option("--ray", "use_ray", is_flag=True, help="Run the per-job scans as Ray tasks across a cluster.")
+@click.option("--address", default=None, help="With --ray: the cluster (default: RAY_ADDRESS or a local one).")
+@click.option("--no-redact", is_flag=True, help="Quote evidence without masking tokens and passwords.")
+@click.option("--engine", type=click.Choice(["auto", "hyperscan", "python"]), default="auto", show_default=True)
+@click.option("--follow-symlinks", is_flag=True, help="In job folders, also read links that lead out of them.")
+@kb_option
+def triage_cmd(
+    paths: tuple[str, ...],
+    fmt: str,
+    output: str | None,
+    since: str | None,
+    workers: int | None,
+    use_ray: bool,
+    address: str | None,
+    no_redact: bool,
+    engine: str,
+    follow_symlinks: bool,
+    kb_dirs: tuple[str, ...],
+) -> None:
+    """Triage a fleet of jobs: one row per cause, how many jobs, when, and an example.
+
+    A DIR is a folder of jobs (each file or sub-folder in it is one job) unless it is a Ray
+    session folder (one job); a FILE, or each match of a GLOB, is one job.
+    """
+    from rlfix.fleet import triage
+
+    fleet = triage(
+        list(paths),
+        since=since,
+        jobs=workers,
+        kb_dirs=kb_dirs,
+        engine=engine,
+        redact=not no_redact,
+        follow_symlinks=follow_symlinks,
+        ray=use_ray,
+        address=address,
+    )
+    _write(fleet.render(fmt), output)
+    for err in fleet.errors:
+        click.echo(f"rlfix: warning: {safe.one_line(err)}", err=True)
+    sys.exit(fleet.exit_code)
+
+
 @cli.command()
 @click.argument("sig_id", metavar="ID")
 @kb_option

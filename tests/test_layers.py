@@ -25,7 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("rlfix.render",),
     ("rlfix.core",),
     ("rlfix.api",),
-    ("rlfix.tools", "rlfix.integrations"),
+    ("rlfix.tools", "rlfix.integrations", "rlfix.fleet"),
     ("rlfix.cli", "rlfix.__main__", "rlfix"),
 )
 

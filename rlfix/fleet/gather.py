@@ -1,0 +1,153 @@
+"""`triage()`: many jobs, each diagnosed on its own, in parallel, summed up into one `Fleet`.
+
+Jobs stream through: discovery is lazy, at most a few jobs per worker are in flight, and each
+comes back as a `JobSummary`, folded into its group at once. Results are taken in input order,
+so the table does not depend on how many workers ran or which finished first.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Union
+
+from rlfix.errors import UsageError
+from rlfix.fleet.jobs import Job, check_paths, find_jobs, iso, parse_since, parse_stamp
+from rlfix.fleet.model import Fleet, Group, JobSummary
+from rlfix.fleet.scan import ScanSettings, scan_job
+from rlfix.kb.load import KnowledgeBase
+
+Paths = Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]
+#: Jobs queued per worker process: enough to keep every worker busy, few enough to bound memory.
+IN_FLIGHT_PER_WORKER = 4
+#: The knowledge base of this worker process, set once by `_init_worker`.
+_WORKER_KB: KnowledgeBase | None = None
+
+
+def triage(
+    paths: Paths,
+    *,
+    since: str | datetime | None = None,
+    jobs: int | None = None,
+    kb: KnowledgeBase | None = None,
+    kb_dirs: Sequence[str | os.PathLike[str]] = (),
+    engine: str = "auto",
+    redact: bool = True,
+    follow_symlinks: bool = False,
+    ray: bool = False,
+    address: str | None = None,
+) -> Fleet:
+    """Diagnose every job named by `paths` separately and group the jobs by cause.
+
+    A directory is a folder of jobs (each file or sub-folder one job) unless it is a Ray session
+    folder (one job); a file, or each match of a glob, is one job. `since` keeps jobs seen at or
+    after a time (a `datetime`, an ISO date/time, or an age like `2h`, `3d`). `jobs` worker
+    processes scan in parallel (default: the number of cores); the result is the same for any
+    number. With `ray=True` the scans run as Ray tasks on the cluster at `address` instead.
+    Raises `InputError` for a path that does not exist and `UsageError` for a bad `since`.
+    """
+    names = [os.fspath(p) for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]
+    check_paths(names)
+    cutoff = since if isinstance(since, datetime) else (parse_since(since) if since else None)
+    if jobs is not None and jobs < 1:
+        raise UsageError(f"--jobs {jobs}: give 1 or more worker processes")
+    settings = ScanSettings(tuple(os.fspath(d) for d in kb_dirs), engine, redact, follow_symlinks)
+    if ray:
+        from rlfix.fleet.ray import ray_summaries
+
+        found = ray_summaries(find_jobs(names), settings, address=address)
+    else:
+        found = summaries(find_jobs(names), settings, jobs or os.cpu_count() or 1, kb)
+    folded = FleetBuilder(since=iso(cutoff) if cutoff else None)
+    for summary in found:
+        folded.add(summary, cutoff)
+    return folded.fleet()
+
+
+def summaries(
+    jobs: Iterable[Job], settings: ScanSettings, workers: int, kb: KnowledgeBase | None
+) -> Iterator[JobSummary]:
+    """Scan each job, in worker processes when `workers` > 1; summaries come out in input order."""
+    if workers <= 1:
+        for job in jobs:
+            yield scan_job(job, settings, kb)
+        return
+    with ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(kb,)) as pool:
+        pending: deque[Future[JobSummary]] = deque()
+        for job in jobs:
+            pending.append(pool.submit(_scan_in_worker, job, settings))
+            if len(pending) >= workers * IN_FLIGHT_PER_WORKER:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+
+
+def _init_worker(kb: KnowledgeBase | None) -> None:
+    global _WORKER_KB
+    _WORKER_KB = kb
+
+
+def _scan_in_worker(job: Job, settings: ScanSettings) -> JobSummary:
+    return scan_job(job, settings, _WORKER_KB)
+
+
+@dataclass
+class _Tally:
+    """A group being counted: the first job seen stays its example."""
+
+    first: JobSummary
+    count: int = 0
+    times: list[str] = field(default_factory=list)
+    frameworks: set[str] = field(default_factory=set)
+
+
+class FleetBuilder:
+    """Folds job summaries into groups as they arrive (shared by local, parallel and Ray scans)."""
+
+    def __init__(self, since: str | None = None) -> None:
+        self.since = since
+        self.jobs: list[JobSummary] = []
+        self.errors: list[str] = []
+        self.filtered = 0
+        self._groups: dict[str, _Tally] = {}
+
+    def add(self, job: JobSummary, cutoff: datetime | None = None) -> None:
+        """Count one job in its group, or record it as unreadable, or leave it out as too old."""
+        if not job.files:
+            reason = "; ".join(job.errors) or "no log file could be read"
+            self.errors.append(f"{job.job}: {reason}")
+            return
+        if cutoff is not None and (job.seen is None or (parse_stamp(job.seen) or cutoff) < cutoff):
+            self.filtered += 1
+            return
+        self.jobs.append(job)
+        tally = self._groups.setdefault(job.key, _Tally(job))
+        tally.count += 1
+        tally.frameworks.update(job.frameworks)
+        if job.seen is not None:
+            # Only the extremes are needed; keep two values, not one per job.
+            tally.times = [min([*tally.times, job.seen]), max([*tally.times, job.seen])]
+
+    def fleet(self) -> Fleet:
+        """The groups, most jobs first (ties by name, so every run prints the same table)."""
+        groups = [
+            Group(
+                key=key,
+                cause=t.first.cause,
+                title=t.first.title,
+                template=t.first.template,
+                count=t.count,
+                first_seen=t.times[0] if t.times else None,
+                last_seen=t.times[-1] if t.times else None,
+                frameworks=tuple(sorted(t.frameworks)),
+                example=t.first.job,
+                evidence=t.first.evidence,
+            )
+            for key, t in self._groups.items()
+        ]
+        groups.sort(key=lambda g: (-g.count, g.key))
+        return Fleet(tuple(self.jobs), tuple(groups), tuple(self.errors), self.filtered, self.since)

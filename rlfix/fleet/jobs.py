@@ -1,0 +1,138 @@
+"""Which jobs the paths and globs given to `rlfix triage` name, and when each job happened.
+
+A directory is a fleet: each entry in it is one job (a file, or a folder read whole), unless the
+directory is itself a Ray session (then it is one job). A file, or each match of a glob, is one job.
+Discovery is lazy: jobs are yielded one at a time, so a folder of thousands costs one listing.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from rlfix.errors import InputError, UsageError
+
+#: Files in a folder of jobs that are notes about the logs, not logs (fixtures/logs keeps its
+#: sources and labels beside the logs): never a job of their own.
+NOT_LOGS = frozenset({".md", ".yaml", ".yml", ".toml", ".py", ".html", ".rst", ".cfg", ".ini"})
+_STAMP = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?\s*(Z|[+-]\d{2}:?\d{2})?$"
+)
+_RELATIVE = re.compile(r"(\d+)\s*([smhdw])")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+@dataclass(frozen=True)
+class Job:
+    """One job to scan: a file, a folder read whole, or a Ray session folder."""
+
+    path: str
+    ray: bool = False
+
+
+def is_ray_session(path: Path) -> bool:
+    """A Ray session folder (`session_*`, holding `logs/raylet.out`) or its `logs` folder."""
+    try:
+        return path.is_dir() and (any(path.glob("raylet*")) or any((path / "logs").glob("raylet*")))
+    except OSError:
+        return False
+
+
+def check_paths(args: Sequence[str]) -> None:
+    """Raise `InputError` (exit 2) for an argument that is neither a path nor a glob with matches."""
+    if not args:
+        raise UsageError("name at least one log file, job folder or glob")
+    for arg in args:
+        if not os.path.lexists(arg) and not (glob.has_magic(arg) and glob.glob(arg)):
+            raise InputError(f"{arg}: no such file or directory, and no file matches it")
+
+
+def find_jobs(args: Sequence[str]) -> Iterator[Job]:
+    """Every job the arguments name, in argument order then name order; each path once."""
+    seen: set[str] = set()
+    for arg in args:
+        for job in _jobs_of(arg):
+            # `/tmp/ray` holds session_latest, a link to one of its sessions: read that session once.
+            real = os.path.realpath(job.path)
+            if real not in seen:
+                seen.add(real)
+                yield job
+
+
+def _jobs_of(arg: str) -> Iterator[Job]:
+    path = Path(arg)
+    if path.is_dir() and not is_ray_session(path):
+        for child in sorted(path.iterdir()):
+            if not child.name.startswith(".") and not (child.suffix in NOT_LOGS and child.is_file()):
+                yield Job(str(child), ray=is_ray_session(child))
+    elif os.path.lexists(arg):
+        yield Job(arg, ray=is_ray_session(path))
+    else:
+        for match in sorted(glob.glob(arg)):
+            yield Job(match, ray=is_ray_session(Path(match)))
+
+
+def newest_mtime(path: str) -> float | None:
+    """The newest modification time of a file, or of any file under a folder (None if none is readable)."""
+    try:
+        if not os.path.isdir(path):
+            return os.stat(path).st_mtime
+    except OSError:
+        return None
+    newest: float | None = None
+    for where, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                mtime = os.stat(os.path.join(where, name)).st_mtime
+            except OSError:
+                continue
+            newest = mtime if newest is None else max(newest, mtime)
+    return newest
+
+
+def parse_stamp(text: str) -> datetime | None:
+    """A log timestamp (`2024-05-01 12:00:03,120`, ISO 8601 with or without zone) as an aware time.
+
+    Timestamps without a zone are local time, as the processes that wrote them saw it. Shapes
+    without a year (vLLM's `05-01 12:00:03`, glog) give None: the caller falls back to file times.
+    """
+    m = _STAMP.match(text.strip().strip("[]"))
+    if not m:
+        return None
+    year, month, day, hour, minute, second, _fraction, zone = m.groups()
+    try:
+        when = datetime(int(year), int(month), int(day), int(hour or 0), int(minute or 0), int(second or 0))
+    except ValueError:
+        return None
+    if zone is None:
+        return when.astimezone(timezone.utc)
+    if zone == "Z":
+        return when.replace(tzinfo=timezone.utc)
+    sign = 1 if zone[0] == "+" else -1
+    digits = zone[1:].replace(":", "")
+    offset = timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+    return when.replace(tzinfo=timezone(sign * offset)).astimezone(timezone.utc)
+
+
+def parse_since(text: str, now: datetime | None = None) -> datetime:
+    """`--since`: an ISO date or time (local unless it names a zone), or an age such as 90m, 2h, 3d, 1w."""
+    rel = _RELATIVE.fullmatch(text.strip())
+    if rel:
+        now = now or datetime.now(timezone.utc)
+        return now - timedelta(**{_UNITS[rel.group(2)]: int(rel.group(1))})
+    when = parse_stamp(text)
+    if when is None:
+        raise UsageError(
+            f"--since {text!r}: give an ISO date or time (2024-05-01, 2024-05-01T12:00) or an age (2h, 3d)"
+        )
+    return when
+
+
+def iso(when: datetime) -> str:
+    """A time as the fleet shows it: UTC, to the second."""
+    return when.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

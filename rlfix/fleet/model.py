@@ -1,0 +1,170 @@
+"""What a fleet triage keeps: one small summary per job, the groups of jobs by cause, and the `Fleet`.
+
+A fleet can hold thousands of jobs, so a job is kept as a `JobSummary` (a few short strings),
+never as its `Report`: memory grows with the number of jobs times a small constant.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, UsageError
+from rlfix.version import __version__
+
+#: The cause of a job in which nothing failed.
+HEALTHY = "healthy"
+#: Version of the JSON document `Fleet.to_dict()` produces. Bumped only on breaking changes.
+FLEET_JSON_VERSION = 1
+#: Renderers by format name; `rlfix.fleet.render` fills it when imported (importing `rlfix.fleet` does),
+#: so the data here never imports its presentation.
+FLEET_RENDERERS: dict[str, Callable[..., str]] = {}
+
+
+@dataclass(frozen=True)
+class JobSummary:
+    """One job as the fleet table needs it: its cause, when, which frameworks, one evidence line."""
+
+    job: str
+    #: The top diagnosis id, `unrecognized-failure`, or `healthy`.
+    cause: str
+    #: What jobs are grouped by: the cause, or for an unrecognised failure the cause and its error template.
+    key: str
+    title: str = ""
+    #: The error template of an unrecognised failure (None for every other cause).
+    template: str | None = None
+    #: Every top-level diagnosis id, best first.
+    ids: tuple[str, ...] = ()
+    frameworks: tuple[str, ...] = ()
+    #: Where and what the top diagnosis first matched ("" for a healthy job).
+    evidence: str = ""
+    evidence_source: str = ""
+    evidence_line: int = 0
+    #: ISO 8601 time (UTC) of the failure from the log's timestamps, else of the job's newest file.
+    seen: str | None = None
+    #: "log" or "mtime": where `seen` came from.
+    seen_from: str = "mtime"
+    files: int = 0
+    lines: int = 0
+    bytes: int = 0
+    errors: tuple[str, ...] = ()
+
+    @property
+    def failed(self) -> bool:
+        """Whether a failure was diagnosed in this job."""
+        return self.cause != HEALTHY
+
+    def to_dict(self) -> dict[str, Any]:
+        """The per-job object of the fleet JSON (see docs/cli.md, `rlfix triage`)."""
+        return {
+            "job": self.job,
+            "failed": self.failed,
+            "cause": self.cause,
+            "group": self.key,
+            "title": self.title,
+            "template": self.template,
+            "ids": list(self.ids),
+            "frameworks": list(self.frameworks),
+            "evidence": {"source": self.evidence_source, "line": self.evidence_line, "text": self.evidence},
+            "seen": self.seen,
+            "seen_from": self.seen_from,
+            "inputs": {"files": self.files, "lines": self.lines, "bytes": self.bytes},
+            "errors": list(self.errors),
+        }
+
+
+@dataclass(frozen=True)
+class Group:
+    """Jobs with the same cause (and, for unrecognised failures, the same error template)."""
+
+    key: str
+    cause: str
+    title: str
+    template: str | None
+    count: int
+    first_seen: str | None
+    last_seen: str | None
+    frameworks: tuple[str, ...]
+    #: The first job of the group in input order, and its evidence line.
+    example: str
+    evidence: str
+
+    @property
+    def failed(self) -> bool:
+        return self.cause != HEALTHY
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "group": self.key,
+            "cause": self.cause,
+            "title": self.title,
+            "template": self.template,
+            "count": self.count,
+            "first_seen": self.first_seen,
+            "last_seen": self.last_seen,
+            "frameworks": list(self.frameworks),
+            "example": {"job": self.example, "evidence": self.evidence},
+        }
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """Many jobs triaged at once: one summary per job (input order) and the groups, most jobs first.
+
+    Renders as `text`, `json`, `markdown` or `html` (`render()`), and as an HTML table in a notebook.
+    """
+
+    jobs: tuple[JobSummary, ...]
+    groups: tuple[Group, ...]
+    #: Inputs that could not be used at all (one line each).
+    errors: tuple[str, ...] = ()
+    #: Jobs left out by `since` (counted, not kept).
+    filtered: int = 0
+    since: str | None = None
+
+    @property
+    def failed(self) -> int:
+        """How many jobs failed."""
+        return sum(1 for j in self.jobs if j.failed)
+
+    @property
+    def exit_code(self) -> int:
+        """0 when no job failed, 1 when some job did (usage errors raise before a Fleet exists)."""
+        return EXIT_DIAGNOSED if self.failed else EXIT_OK
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fleet JSON: the groups, then one object per job."""
+        return {
+            "version": FLEET_JSON_VERSION,
+            "tool": {"name": "rlfix", "version": __version__},
+            "jobs_total": len(self.jobs),
+            "jobs_failed": self.failed,
+            "since": self.since,
+            "filtered_out": self.filtered,
+            "groups": [g.to_dict() for g in self.groups],
+            "jobs": [j.to_dict() for j in self.jobs],
+            "errors": list(self.errors),
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+    def render(self, fmt: str = "text", **options: Any) -> str:
+        """Render as `text`, `json`, `markdown` or `html` (options: `color`, `compact` for html)."""
+        renderer = FLEET_RENDERERS.get(fmt)
+        if renderer is None:
+            raise UsageError(f"unknown format {fmt!r}; choose from {', '.join(sorted(FLEET_RENDERERS))}")
+        return renderer(self, **options)
+
+    def __str__(self) -> str:
+        return self.render("text")
+
+    def __repr__(self) -> str:
+        top = ", ".join(f"{g.key}={g.count}" for g in self.groups[:3])
+        more = ", …" if len(self.groups) > 3 else ""
+        return f"<Fleet {len(self.jobs)} jobs, {self.failed} failed: {top}{more}>"
+
+    def _repr_html_(self) -> str:
+        return self.render("html", compact=True)
