@@ -21,7 +21,9 @@ def _machine_paths() -> list[str]:
     return sorted(p for p in found if p not in ("/", "/usr", "/usr/local") and len(p) > 4)
 
 
-TEMP = re.compile(re.escape(tempfile.gettempdir()) + r"/(?:tmp[a-z0-9_]{8}|pytest-of-)")
+TEMP = re.compile(
+    re.escape(tempfile.gettempdir()) + r"/(?:tmp[a-z0-9_]{8}|pytest-of-|rlfix[-_][a-z]+[-_][a-z0-9_]{8}\b)"
+)
 FILES = sorted(
     [*(ROOT / "fixtures" / "logs").iterdir(), *(ROOT / "knowledge").glob("*.yaml"), *(ROOT / "examples").rglob("*.*")],
 )
@@ -44,6 +46,7 @@ def test_no_machine_path(path: Path) -> None:
             "/home/user/venv/lib/python3.11/site-packages/torch",
         ),
         (tempfile.gettempdir() + "/tmpab12cd34/driver.py", "/tmp/job/driver.py"),
+        (tempfile.gettempdir() + "/rlfix-td-seeubyij/train_job.sh", "/tmp/job/train_job.sh"),
         ("/usr/lib/python3.10/runpy.py", "/usr/lib/python3.10/runpy.py"),
     ],
 )
