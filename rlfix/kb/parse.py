@@ -136,10 +136,8 @@ class Checker:
         order_free = self.boolean(node, "order_free", path)
         remediation = self.remediation(node, path, kind)
         examples = self.examples(node, path)
-        references = self.str_list(node, "references", path)
+        references = self.references(node, path)
         zh = self.localized(node, path)
-        if not references:
-            self.problem(getattr(node, "mark", None), f"{path}.references", "needs at least one source")
         if len(self.problems) > before:
             return None
         return Signature(
@@ -161,6 +159,13 @@ class Checker:
             location=location(self.file, getattr(node, "mark", None)),
             zh=zh,
         )
+
+    def references(self, node: Mapping[str, Any], path: str) -> tuple[str, ...]:
+        """Where the signature's knowledge comes from: at least one source."""
+        references = self.str_list(node, "references", path)
+        if not references:
+            self.problem(getattr(node, "mark", None), f"{path}.references", "needs at least one source")
+        return references
 
     def localized(self, node: Mapping[str, Any], path: str) -> Localized | None:
         """The `zh:` node: title, summary, steps and flag words keyed by the flag's position."""
