@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from rlfix import safe
+from rlfix import i18n, safe
 from rlfix.alerts import DEFAULT_IDLE_EXIT, format_alert
 from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE, KnowledgeError, RlfixError, UsageError
 from rlfix.kb.load import KnowledgeBase, load_knowledge
@@ -31,14 +31,40 @@ Exit status:
   2  usage error, unreadable input or invalid knowledge base"""
 
 
-def _fail(message: str) -> None:
+def _fail(message: str, lang: str | None = None) -> None:
     # Messages quote file names and log text: one line, controls shown escaped.
-    click.echo(f"rlfix: error: {safe.one_line(message)}", err=True)
+    lang = lang or _main_lang(None)
+    text = i18n.phrase("rlfix: error: {message}", lang, message=safe.one_line(i18n.error(message, lang)))
+    click.echo(text, err=True)
+
+
+def _argv_lang(argv: Sequence[str]) -> str | None:
+    """The language a command line asks for, read before click parses it (for errors click never reaches)."""
+    for i, arg in enumerate(argv):
+        if arg.startswith("--lang="):
+            return arg.split("=", 1)[1]
+        if arg == "--lang" and i + 1 < len(argv):
+            return argv[i + 1]
+    return None
+
+
+def _main_lang(argv: Sequence[str] | None) -> str:
+    try:
+        return i18n.resolve(_argv_lang(list(argv) if argv is not None else sys.argv[1:]))
+    except RlfixError:
+        return i18n.DEFAULT
 
 
 def _kb(kb_dirs: Sequence[str]) -> KnowledgeBase:
     return load_knowledge(list(kb_dirs))
 
+
+lang_option = click.option(
+    "--lang",
+    type=click.Choice(i18n.LANGUAGES),
+    default=None,
+    help="Language of the report: en or zh (default: RLFIX_LANG, then the locale, e.g. LANG=zh_CN.UTF-8).",
+)
 
 kb_option = click.option(
     "--kb",
@@ -102,6 +128,7 @@ def cli() -> None:
     help="A log of a healthy run of the same job: findings that also appear there are discounted.",
 )
 @kb_option
+@lang_option
 def diagnose(
     paths: tuple[str, ...],
     fmt: str,
@@ -118,6 +145,7 @@ def diagnose(
     idle_exit: float,
     baseline: str | None,
     kb_dirs: tuple[str, ...],
+    lang: str | None,
 ) -> None:
     """Diagnose log files, directories (recursively), .gz files, or stdin (no PATH, or -).
 
@@ -139,15 +167,23 @@ def diagnose(
             follow_symlinks=follow_symlinks,
             baseline=Path(baseline) if baseline else None,
         )
-    for source in report.sources:
-        if source.skipped:
-            click.echo(f"rlfix: warning: {safe.one_line(f'{source.name}: {source.skipped}')}", err=True)
+    language = i18n.resolve(lang)
+    _warn_skipped(report, language)
     use_color = color if color is not None else (output is None and color_wanted(sys.stdout.isatty()))
-    options = RenderOptions(top=top, show_all=show_all, all_flags=all_flags, verbose=verbose, color=use_color)
+    options = RenderOptions(
+        top=top, show_all=show_all, all_flags=all_flags, verbose=verbose, color=use_color, lang=language
+    )
     _write(render(report, fmt, options), output)
     for err in report.errors:
-        _fail(err)
+        _fail(err, language)
     sys.exit(report.exit_code)
+
+
+def _warn_skipped(report: Report, lang: str) -> None:
+    for source in report.sources:
+        if source.skipped:
+            message = safe.one_line(f"{source.name}: {source.skipped}")
+            click.echo(i18n.phrase("rlfix: warning: {message}", lang, message=message), err=True)
 
 
 def _follow(
@@ -228,11 +264,13 @@ def triage_cmd(
 @cli.command()
 @click.argument("sig_id", metavar="ID")
 @kb_option
-def explain(sig_id: str, kb_dirs: tuple[str, ...]) -> None:
+@lang_option
+def explain(sig_id: str, kb_dirs: tuple[str, ...], lang: str | None) -> None:
     """What a failure id means, why it happens, and how to fix it."""
     from rlfix.tools.describe import describe_signature
 
-    click.echo(safe.terminal(describe_signature(_kb(kb_dirs).require(sig_id))), nl=False)
+    text = describe_signature(_kb(kb_dirs).require(sig_id), i18n.resolve(lang))
+    click.echo(safe.terminal(text), nl=False)
 
 
 @cli.group()
@@ -243,22 +281,26 @@ def kb() -> None:
 @kb.command("list")
 @kb_option
 @click.option("--kind", type=click.Choice(["root", "symptom"]), help="Only roots or only symptoms.")
-def kb_list(kb_dirs: tuple[str, ...], kind: str | None) -> None:
+@lang_option
+def kb_list(kb_dirs: tuple[str, ...], kind: str | None, lang: str | None) -> None:
     """List every signature: id, kind, severity, title."""
+    language = i18n.resolve(lang)
     for sig in sorted(_kb(kb_dirs), key=lambda s: s.id):
         if kind and sig.kind.value != kind:
             continue
-        click.echo(safe.one_line(f"{sig.id:34} {sig.kind.value:7} {sig.severity.value:7} {sig.title}"))
+        title = sig.localized(language).title
+        click.echo(safe.one_line(f"{sig.id:34} {sig.kind.value:7} {sig.severity.value:7} {title}"))
 
 
 @kb.command("show")
 @click.argument("sig_id", metavar="ID")
 @kb_option
-def kb_show(sig_id: str, kb_dirs: tuple[str, ...]) -> None:
+@lang_option
+def kb_show(sig_id: str, kb_dirs: tuple[str, ...], lang: str | None) -> None:
     """One signature as rlfix understands it: patterns, anchors, relations, flags, examples."""
     from rlfix.tools.describe import show_signature
 
-    click.echo(safe.terminal(show_signature(_kb(kb_dirs).require(sig_id))), nl=False)
+    click.echo(safe.terminal(show_signature(_kb(kb_dirs).require(sig_id), i18n.resolve(lang))), nl=False)
 
 
 @kb.command("lint")
@@ -312,11 +354,12 @@ def eval_cmd(directory: str, fmt: str, kb_dirs: tuple[str, ...]) -> None:
 
 @kb.command("catalogue")
 @kb_option
-def kb_catalogue(kb_dirs: tuple[str, ...]) -> None:
-    """Print the failure catalogue as Markdown (docs/signatures.md)."""
+@click.option("--lang", type=click.Choice(i18n.LANGUAGES), default="en", show_default=True, help="en or zh.")
+def kb_catalogue(kb_dirs: tuple[str, ...], lang: str) -> None:
+    """Print the failure catalogue as Markdown (docs/signatures.md; --lang zh: docs/zh/signatures.md)."""
     from rlfix.tools.catalogue import render_catalogue
 
-    click.echo(render_catalogue(_kb(kb_dirs)), nl=False)
+    click.echo(render_catalogue(_kb(kb_dirs), lang), nl=False)
 
 
 @kb.command("draft")
@@ -429,10 +472,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         exc.show()
         sys.exit(EXIT_USAGE if exc.exit_code not in (0, 1) else exc.exit_code)
     except RlfixError as exc:
-        _fail(str(exc))
+        _fail(str(exc), _main_lang(argv))
         sys.exit(exc.exit_code)
     except (KeyboardInterrupt, click.exceptions.Abort):
-        click.echo("rlfix: interrupted", err=True)
+        click.echo(i18n.phrase("rlfix: interrupted", _main_lang(argv)), err=True)
         sys.exit(130)
     except BrokenPipeError:
         # The reader went away (`rlfix diagnose big.log | head`): not an error.

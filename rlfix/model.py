@@ -179,6 +179,33 @@ class Examples:
     no_match: tuple[str, ...] = ()
 
 
+#: Languages the knowledge base and the reports speak.
+LANGUAGES = ("en", "zh")
+
+
+@dataclass(frozen=True)
+class LocalizedFlag:
+    """A flag's cost and note in one language (None where the English has none)."""
+
+    cost: str | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Localized:
+    """A signature's words for people in one language: title, summary, steps, flag cost and note."""
+
+    title: str
+    summary: str
+    steps: tuple[str, ...] = ()
+    #: (position in `remediation.flags`, its words); flags without cost or note are left out.
+    flags: tuple[tuple[int, LocalizedFlag], ...] = ()
+
+    def flag(self, index: int) -> LocalizedFlag:
+        """The words for the flag at `index` (empty when there are none)."""
+        return dict(self.flags).get(index, LocalizedFlag())
+
+
 @dataclass(frozen=True)
 class Signature:
     """One failure the knowledge base knows: how it looks, what it means, how to fix it."""
@@ -201,10 +228,28 @@ class Signature:
     references: tuple[str, ...] = ()
     examples: Examples = Examples()
     location: Location = field(default=Location("<memory>"), compare=False)
+    #: The same words in Simplified Chinese (`zh:` in the YAML); None when the file has none.
+    zh: Localized | None = None
 
     @property
     def is_root(self) -> bool:
         return self.kind is Kind.ROOT
+
+    def localized(self, lang: str = "en") -> Localized:
+        """Title, summary, steps and flag words in `lang`, the English where that language is missing."""
+        if lang == "zh" and self.zh is not None:
+            return self.zh
+        flags = tuple(
+            (i, LocalizedFlag(f.cost, f.note)) for i, f in enumerate(self.remediation.flags) if f.cost or f.note
+        )
+        return Localized(self.title, self.summary, self.remediation.steps, flags)
+
+    def flag_words(self, flag: Flag, lang: str = "en") -> LocalizedFlag:
+        """A flag's cost and note in `lang` (a flag not of this signature keeps its own words)."""
+        if lang == "en" or flag not in self.remediation.flags:
+            return LocalizedFlag(flag.cost, flag.note)
+        words = self.localized(lang).flag(self.remediation.flags.index(flag))
+        return LocalizedFlag(words.cost or flag.cost, words.note or flag.note)
 
 
 @dataclass(frozen=True)

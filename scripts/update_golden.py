@@ -19,6 +19,15 @@ import rlfix  # noqa: E402
 
 FIXTURES = ROOT / "fixtures" / "logs"
 GOLDEN = ROOT / "tests" / "golden"
+#: Chinese text reports of a few fixtures (issue 15): a seed case, a cascade, a buried one, a healthy one.
+GOLDEN_ZH = ROOT / "tests" / "golden_zh"
+ZH_FIXTURES = (
+    "cuda-device-side-assert--bare-generate.log",
+    "cuda-oom--verl-fsdp-update.log",
+    "cuda-illegal-memory-access--nccl-cascade.log",
+    "host-oom-sigkill--openrlhf-save.log",
+    "healthy--nccl-info.log",
+)
 
 
 def golden_json(log: Path) -> str:
@@ -32,6 +41,21 @@ def golden_json(log: Path) -> str:
     return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
 
 
+def golden_zh(log: Path) -> str:
+    """The text report of `log` in Chinese, as a terminal without colour shows it."""
+    triage = rlfix.Triage()
+    with log.open("rb") as stream:
+        triage.feed_stream(stream, log.relative_to(ROOT).as_posix())
+    return triage.report().render("text", lang="zh", color=False)
+
+
+def write_zh() -> None:
+    GOLDEN_ZH.mkdir(exist_ok=True)
+    for name in ZH_FIXTURES:
+        (GOLDEN_ZH / (name + ".txt")).write_text(golden_zh(FIXTURES / name), encoding="utf-8")
+    print(f"wrote {len(ZH_FIXTURES)} Chinese reports to {GOLDEN_ZH.relative_to(ROOT)}")
+
+
 def main() -> None:
     GOLDEN.mkdir(exist_ok=True)
     wanted = set()
@@ -43,6 +67,7 @@ def main() -> None:
         if stale.name not in wanted:
             stale.unlink()
     print(f"wrote {len(wanted)} golden reports to {GOLDEN.relative_to(ROOT)}")
+    write_zh()
 
 
 if __name__ == "__main__":

@@ -17,6 +17,13 @@ def test_signature_catalogue_is_current(builtin_kb: KnowledgeBase) -> None:
     )
 
 
+def test_chinese_catalogue_is_current(builtin_kb: KnowledgeBase) -> None:
+    expected = render_catalogue(builtin_kb, "zh")
+    assert (DOCS / "zh" / "signatures.md").read_text(encoding="utf-8") == expected, (
+        "docs/zh/signatures.md is stale: run `rlfix kb catalogue --lang zh > docs/zh/signatures.md`"
+    )
+
+
 def test_catalogue_covers_every_signature(builtin_kb: KnowledgeBase) -> None:
     text = render_catalogue(builtin_kb)
     assert all(f"\n## {sig.id}\n" in text for sig in builtin_kb)

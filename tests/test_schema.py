@@ -99,6 +99,22 @@ SCHEMA_CASES = [
         id="flag-purpose",
     ),
     pytest.param({"signatures": [], "extra": 1}, False, id="top-level-extra"),
+    pytest.param(_with(zh={"title": "标题", "summary": "概述"}), True, id="zh-title-summary"),
+    pytest.param(
+        _with(zh={"title": "标题", "summary": "概述", "steps": ["第一步"], "flags": {0: {"cost": "无"}}}),
+        True,
+        id="zh-full",
+    ),
+    pytest.param(_with(zh={"title": "标题"}), False, id="zh-summary-missing"),
+    pytest.param(_with(zh={"title": "标题", "summary": "概述", "why": "x"}), False, id="zh-unknown-field"),
+    pytest.param(_with(zh="标题"), False, id="zh-not-a-mapping"),
+    pytest.param(
+        _with(zh={"title": "标题", "summary": "概述", "flags": {"first": {"cost": "无"}}}), False, id="zh-flag-key"
+    ),
+    pytest.param(
+        _with(zh={"title": "标题", "summary": "概述", "flags": {0: {"price": "无"}}}), False, id="zh-flag-field"
+    ),
+    pytest.param(_with(zh={"title": "标题", "summary": "概述", "flags": {0: {}}}), False, id="zh-flag-empty"),
 ]
 
 

@@ -22,6 +22,8 @@ from rlfix.model import (
     FlagForm,
     Kind,
     LazyRegex,
+    Localized,
+    LocalizedFlag,
     Pattern,
     Remediation,
     Severity,
@@ -45,7 +47,9 @@ _SIGNATURE_KEYS = {
     "remediation",
     "references",
     "examples",
+    "zh",
 }
+_LOCALIZED_KEYS = {"title", "summary", "steps", "flags"}
 _FLAG_FORMS = tuple(f.value for f in FlagForm)
 _FLAG_KEYS = {"framework", "versions", "purpose", "cost", "note", *_FLAG_FORMS}
 _PURPOSES = ("fix", "mitigate", "diagnose", "workaround")
@@ -132,9 +136,8 @@ class Checker:
         order_free = self.boolean(node, "order_free", path)
         remediation = self.remediation(node, path, kind)
         examples = self.examples(node, path)
-        references = self.str_list(node, "references", path)
-        if not references:
-            self.problem(getattr(node, "mark", None), f"{path}.references", "needs at least one source")
+        references = self.references(node, path)
+        zh = self.localized(node, path)
         if len(self.problems) > before:
             return None
         return Signature(
@@ -154,7 +157,58 @@ class Checker:
             references=references,
             examples=examples,
             location=location(self.file, getattr(node, "mark", None)),
+            zh=zh,
         )
+
+    def references(self, node: Mapping[str, Any], path: str) -> tuple[str, ...]:
+        """Where the signature's knowledge comes from: at least one source."""
+        references = self.str_list(node, "references", path)
+        if not references:
+            self.problem(getattr(node, "mark", None), f"{path}.references", "needs at least one source")
+        return references
+
+    def localized(self, node: Mapping[str, Any], path: str) -> Localized | None:
+        """The `zh:` node: title, summary, steps and flag words keyed by the flag's position."""
+        zh = node.get("zh")
+        if zh is None:
+            return None
+        zpath = f"{path}.zh"
+        if not isinstance(zh, dict):
+            self.problem(self.mark_of(node, "zh"), zpath, "must be a mapping")
+            return None
+        for key in zh:
+            if key not in _LOCALIZED_KEYS:
+                self.problem(self.mark_of(zh, key), f"{zpath}.{key}", "unknown field")
+        return Localized(
+            title=self.text(zh, "title", zpath),
+            summary=" ".join(self.text(zh, "summary", zpath).split()),
+            steps=self.str_list(zh, "steps", zpath),
+            flags=self.localized_flags(zh, zpath),
+        )
+
+    def localized_flags(self, zh: Mapping[str, Any], zpath: str) -> tuple[tuple[int, LocalizedFlag], ...]:
+        """`flags: {0: {cost: ..., note: ...}}`: words for the English flags, by position."""
+        raw = zh.get("flags")
+        if raw is None:
+            return ()
+        if not isinstance(raw, dict):
+            self.problem(self.mark_of(zh, "flags"), f"{zpath}.flags", "must map flag positions to {cost, note}")
+            return ()
+        out = []
+        for key, item in raw.items():
+            mark, fpath = self.mark_of(raw, key), f"{zpath}.flags.{key}"
+            if isinstance(key, bool) or not isinstance(key, int) or key < 0:
+                self.problem(mark, fpath, "keys are flag positions: 0, 1, 2, ...")
+            elif (
+                not isinstance(item, dict)
+                or not item
+                or set(item) - {"cost", "note"}
+                or not all(isinstance(v, str) and v.strip() for v in item.values())
+            ):
+                self.problem(mark, fpath, "must be {cost: ..., note: ...} with non-empty strings")
+            else:
+                out.append((key, LocalizedFlag(cost=item.get("cost"), note=item.get("note"))))
+        return tuple(sorted(out, key=lambda pair: pair[0]))
 
     def confidence(self, node: Mapping[str, Any], path: str, kind: Kind) -> float:
         value = node.get("confidence", _DEFAULT_CONFIDENCE[kind])

@@ -32,6 +32,9 @@ class RenderOptions:
     color: bool = False
     #: A fragment instead of a page (HTML only; notebooks use it).
     compact: bool = False
+    #: The language people read it in: "en" or "zh" (rlfix.i18n.resolve picks it from --lang and the locale).
+    #: JSON is the same in every language.
+    lang: str = "en"
 
     def for_format(self, fmt: str) -> dict[str, Any]:
         """The options as keyword arguments for the renderer of `fmt`."""
@@ -40,6 +43,8 @@ class RenderOptions:
             options.pop("color")
         if fmt != "html":
             options.pop("compact")
+        if fmt == "json":
+            options.pop("lang")
         return options
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rlfix.i18n import join, phrase, sentence, word
 from rlfix.model import Evidence
 from rlfix.report import Diagnosis, Remedy, Report
 
@@ -11,9 +12,9 @@ def shown(report: Report, top: int | None, show_all: bool) -> list[Diagnosis]:
     return diagnoses if show_all or top is None else diagnoses[:top]
 
 
-def where(e: Evidence, short: bool = False) -> str:
+def where(e: Evidence, short: bool = False, lang: str = "en") -> str:
     """`job.log:67 [rank 3]`; with one input, just `line 67 [rank 3]`."""
-    where = f"line {e.line}" if short else f"{e.source}:{e.line}"
+    where = phrase("line {line}", lang, line=e.line) if short else f"{e.source}:{e.line}"
     return f"{where} [{e.where}]" if e.where else where
 
 
@@ -21,63 +22,86 @@ def single_source(report: Report) -> bool:
     return len([s for s in report.sources if not s.skipped]) == 1
 
 
-def places(d: Diagnosis) -> str:
+def places(d: Diagnosis, lang: str = "en") -> str:
     parts = []
     if len(d.ranks) > 1:
         shown = ", ".join(str(r) for r in d.ranks[:8]) + (", ..." if len(d.ranks) > 8 else "")
-        parts.append(f"seen on {len(d.ranks)} ranks ({shown})")
+        parts.append(phrase("seen on {n} ranks ({shown})", lang, n=len(d.ranks), shown=shown))
     if len(d.workers) > 1:
-        parts.append(f"{len(d.workers)} workers")
+        parts.append(phrase("{n} workers", lang, n=len(d.workers)))
     if len(d.nodes) > 1:
-        parts.append(f"{len(d.nodes)} nodes")
-    return "; ".join(parts)
+        parts.append(phrase("{n} nodes", lang, n=len(d.nodes)))
+    return join(parts, lang)
+
+
+def label(d: Diagnosis, lang: str = "en") -> str:
+    """`root, fatal, confidence 0.95`."""
+    kind, severity = word(d.kind.value, lang), word(d.severity.value, lang)
+    template = "{kind}, {severity}, confidence {confidence:.2f}"
+    return phrase(template, lang, kind=kind, severity=severity, confidence=d.confidence)
 
 
 def remedies(d: Diagnosis, all_flags: bool) -> list[Remedy]:
     return [r for r in d.remedies if r.applies or all_flags]
 
 
-def flag_line(r: Remedy) -> str:
+def flag_words(d: Diagnosis, r: Remedy, lang: str = "en") -> tuple[str | None, str | None]:
+    """The cost and note of a chosen flag in `lang`."""
+    words = d.signature.flag_words(r.flag, lang)
+    return words.cost, words.note
+
+
+def flag_line(r: Remedy, d: Diagnosis | None = None, lang: str = "en") -> str:
     f = r.flag
-    scope = f.framework if f.framework != "any" else "any framework"
+    scope = f.framework if f.framework != "any" else phrase("any framework", lang)
     if f.versions:
         scope += f" {f.versions}"
-    line = f"{f.value}  ({f.form.value}, {scope}; {f.purpose}"
-    if f.cost:
-        line += f"; cost: {f.cost}"
-    line += ")"
+    cost = flag_words(d, r, lang)[0] if d is not None else f.cost
+    open_, close = ("（", "）") if lang == "zh" else ("(", ")")
+    line = f"{f.value}  {open_}{f.form.value}, {scope}; {word(f.purpose, lang)}"
+    if cost:
+        line += phrase("; cost: {cost}", lang, cost=cost)
+    line += close
     if r.reason:
-        line += f"  <- {r.reason}"
+        line += f"  <- {sentence(r.reason, lang)}"
     return line
 
 
-def notes_phrase(report: Report) -> str:
+def notes_phrase(report: Report, lang: str = "en") -> str:
     """ "; 2 things worth knowing below" or "" when the report has no notes."""
     n = len(report.notes)
-    return f"; {n} thing{'s' if n > 1 else ''} worth knowing below" if n else ""
+    return phrase("; {n} thing{s} worth knowing below", lang, n=n, s="s" if n > 1 else "") if n else ""
 
 
-def note_line(d: Diagnosis) -> str:
+def note_line(d: Diagnosis, lang: str = "en") -> str:
     """One line for a note: the warning, how often, and where it first showed."""
     count = f" ({d.count}x)" if d.count > 1 else ""
-    return f"{d.id}{count}: {d.title} — first at {where(d.first)}"
+    title = d.signature.localized(lang).title
+    return phrase(
+        "{id}{count}: {title} — first at {where}", lang, id=d.id, count=count, title=title, where=where(d.first)
+    )
 
 
-def where_line(report: Report) -> str:
+def where_line(report: Report, lang: str = "en") -> str:
     """Stage, last step and first failing place, in words (empty when the log did not say)."""
     ins = report.insights
     parts = []
     if ins.stage:
-        parts.append(f"during {ins.stage}")
+        parts.append(phrase("during {stage}", lang, stage=word(ins.stage, lang)))
     if ins.last_step is not None:
-        parts.append(f"after step {ins.last_step}")
+        parts.append(phrase("after step {step}", lang, step=ins.last_step))
     first = ins.first_failure
     if first is not None:
-        parts.append(f"first seen on {first.place}" if first.place else f"first at {first.source}:{first.line}")
+        at = f"{first.source}:{first.line}"
+        parts.append(
+            phrase("first seen on {place}", lang, place=first.place)
+            if first.place
+            else phrase("first at {where}", lang, where=at)
+        )
     if ins.collateral:
         listed = ", ".join(ins.collateral[:6]) + (", ..." if len(ins.collateral) > 6 else "")
-        parts.append(f"then collateral on {listed}")
-    return "; ".join(parts)
+        parts.append(phrase("then collateral on {listed}", lang, listed=listed))
+    return join(parts, lang)
 
 
 #: Values about the traceback's frames, said by the details lines instead.
@@ -92,32 +116,33 @@ def shown_values(d: Diagnosis) -> dict[str, str]:
     return {k: v for k, v in d.values.items() if k not in said}
 
 
-def details_lines(d: Diagnosis) -> list[str]:
+def details_lines(d: Diagnosis, lang: str = "en") -> list[str]:
     """The typed details of a diagnosis as short lines ("exception: KeyError: 'x'", "raised at: ...")."""
     det = d.details
     out: list[str] = list(det.quantities)
     exc = det.exception
     if exc is not None and exc.exception:
         msg = f": {exc.message}" if exc.message else ""
-        out.append(f"exception: {exc.exception}{msg}")
+        out.append(phrase("exception: {text}", lang, text=f"{exc.exception}{msg}"))
     raised = det.raised_at or d.values.get("raised_at")
     if raised:
-        out.append(f"raised at: {raised}")
+        out.append(phrase("raised at: {text}", lang, text=raised))
     unknown = det.unrecognized
     if unknown is not None:
         if unknown.exit_code:
-            out.append(f"exit code: {unknown.exit_code}")
-        out.extend(f"error x{t.count}: {t.template}" for t in unknown.templates)
+            out.append(phrase("exit code: {code}", lang, code=unknown.exit_code))
+        out.extend(phrase("error x{n}: {template}", lang, n=t.count, template=t.template) for t in unknown.templates)
     if det.hang is not None:
-        out.append(f"collective hang: {det.hang.describe()}")
+        out.append(phrase("collective hang: {text}", lang, text=det.hang.describe()))
     if det.mismatch is not None:
-        out.append(f"version mismatch: {det.mismatch.describe()}")
+        out.append(phrase("version mismatch: {text}", lang, text=det.mismatch.describe()))
     if det.similar:
-        out.append("similar known failures: " + ", ".join(f"{s.id} ({s.score})" for s in det.similar))
+        similar = ", ".join(f"{s.id} ({s.score})" for s in det.similar)
+        out.append(phrase("similar known failures: {text}", lang, text=similar))
     return out
 
 
-def context_line(report: Report) -> str:
+def context_line(report: Report, lang: str = "en") -> str:
     ctx = report.context
     parts = []
     for name in ctx.active_frameworks():
@@ -127,4 +152,4 @@ def context_line(report: Report) -> str:
     parts.extend(others)
     for gpu, _count in sorted(ctx.gpus.items()):
         parts.append(gpu)
-    return ", ".join(parts) if parts else "(nothing recognised)"
+    return ", ".join(parts) if parts else phrase("(nothing recognised)", lang)

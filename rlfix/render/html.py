@@ -19,7 +19,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from rlfix import safe
-from rlfix.render.common import details_lines, note_line, notes_phrase, where, where_line
+from rlfix.i18n import phrase, sentence, word
+from rlfix.render.common import details_lines, flag_words, note_line, notes_phrase, where, where_line
 from rlfix.render.svg import colours, timeline_section
 from rlfix.report import Diagnosis, Remedy, Report
 from rlfix.version import __version__
@@ -37,15 +38,16 @@ def _e(text: object) -> str:
     return safe.xml_text(text)
 
 
-def _places(d: Diagnosis) -> str:
+def _places(d: Diagnosis, lang: str = "en") -> str:
     parts = []
     if d.ranks:
         shown = ", ".join(str(r) for r in d.ranks[:16]) + (", …" if len(d.ranks) > 16 else "")
-        parts.append(f"rank{'s' if len(d.ranks) > 1 else ''} {shown}")
+        parts.append(phrase("rank{s} {shown}", lang, s="s" if len(d.ranks) > 1 else "", shown=shown))
     if d.workers:
-        parts.append(f"{len(d.workers)} worker{'s' if len(d.workers) > 1 else ''}")
+        parts.append(phrase("{n} worker{s}", lang, n=len(d.workers), s="s" if len(d.workers) > 1 else ""))
     if d.nodes:
-        parts.append(f"node{'s' if len(d.nodes) > 1 else ''} " + ", ".join(d.nodes[:8]))
+        shown = ", ".join(d.nodes[:8])
+        parts.append(phrase("node{s} {shown}", lang, s="s" if len(d.nodes) > 1 else "", shown=shown))
     return "; ".join(parts)
 
 
@@ -54,122 +56,134 @@ def _safe_url(url: str) -> str | None:
     return url if re.match(r"https?://[^\s\"'<>]+$", url) else None
 
 
-def _remedy_row(r: Remedy) -> str:
+def _remedy_row(d: Diagnosis, r: Remedy, lang: str = "en") -> str:
     f = r.flag
     scope = f.framework + (f" {f.versions}" if f.versions else "")
-    note = "; ".join(p for p in (r.reason, f"now {r.current}" if r.current else None, f.note) if p)
-    cost = f.cost or ""
+    cost, note_words = flag_words(d, r, lang)
+    now = phrase("now {current}", lang, current=r.current) if r.current else None
+    note = "; ".join(p for p in (sentence(r.reason, lang) if r.reason else None, now, note_words) if p)
+    title, copy = phrase("Copy to the clipboard", lang), phrase("copy", lang)
     return (
         f'<tr><td><code>{_e(f.value)}</code><button type="button" class="copy" data-copy="{_e(f.value)}" '
-        f'title="Copy to the clipboard">copy</button></td><td>{_e(f.form.value)}</td><td>{_e(scope)}</td>'
-        f"<td>{_e(f.purpose)}</td><td>{_e(cost)}</td><td>{_e(note)}</td></tr>"
+        f'title="{_e(title)}">{_e(copy)}</button></td><td>{_e(f.form.value)}</td><td>{_e(scope)}</td>'
+        f"<td>{_e(word(f.purpose, lang))}</td><td>{_e(cost or '')}</td><td>{_e(note)}</td></tr>"
     )
 
 
-def _folded_html(d: Diagnosis, colour: dict[str, str]) -> str:
+def _folded_html(d: Diagnosis, colour: dict[str, str], lang: str = "en") -> str:
     if not d.folded:
         return ""
     rows = []
     for f in d.folded:
         c = colour.get(f.id, "#6b6b6b")
-        places = _places(f)
+        places = _places(f, lang)
+        lines = phrase("{n} line(s)", lang, n=f.count)
         rows.append(
             f'<li data-id="{_e(f.id)}"><span class="sw sub" style="color:{c};background:#fff"></span>'
-            f'<span class="mono">{_e(f.id)}</span> {_e(f.title)} <span class="muted small">'
-            f"[{_e(f.kind.value)}, {f.count} line(s){'; ' + _e(places) if places else ''}]</span>"
+            f'<span class="mono">{_e(f.id)}</span> {_e(f.signature.localized(lang).title)} <span class="muted small">'
+            f"[{_e(word(f.kind.value, lang))}, {_e(lines)}{'; ' + _e(places) if places else ''}]</span>"
             f"<pre>{_e(where(f.first))}  {_e(f.first.text)}</pre></li>"
         )
     n = len(d.folded)
     return (
-        f'<details class="folded"><summary>Explains {n} other finding{"s" if n > 1 else ""}: '
+        '<details class="folded"><summary>'
+        + _e(phrase("Explains {n} other finding{s}: ", lang, n=n, s="s" if n > 1 else ""))
         + ", ".join(f'<span class="mono">{_e(f.id)}</span>' for f in d.folded)
         + f'</summary><ul class="folded">{"".join(rows)}</ul></details>'
     )
 
 
-def _diagnosis_html(i: int, d: Diagnosis, colour: dict[str, str], all_flags: bool, verbose: bool) -> str:
-    parts = [f'<article class="diag{" top" if i == 1 else ""}" data-id="{_e(d.id)}">', _head_html(i, d, colour)]
-    parts.extend(_evidence_html(d, verbose))
-    parts.append(_folded_html(d, colour))
+def _diagnosis_html(
+    i: int, d: Diagnosis, colour: dict[str, str], all_flags: bool, verbose: bool, lang: str = "en"
+) -> str:
+    parts = [f'<article class="diag{" top" if i == 1 else ""}" data-id="{_e(d.id)}">', _head_html(i, d, colour, lang)]
+    parts.extend(_evidence_html(d, verbose, lang))
+    parts.append(_folded_html(d, colour, lang))
     if d.reasons:
-        label = "Why it ranks first" if i == 1 else "Why it ranks here"
+        why = phrase("Why it ranks first" if i == 1 else "Why it ranks here", lang)
         parts.append(
-            f'<details class="why"{" open" if i == 1 else ""}><summary>{label}</summary><ul class="reasons">'
-            + "".join(f"<li>{_e(r)}</li>" for r in d.reasons)
+            f'<details class="why"{" open" if i == 1 else ""}><summary>{_e(why)}</summary><ul class="reasons">'
+            + "".join(f"<li>{_e(sentence(r, lang))}</li>" for r in d.reasons)
             + "</ul></details>"
         )
-    parts.extend(_fix_html(d, all_flags))
-    parts.append(_references_html(d))
+    parts.extend(_fix_html(d, all_flags, lang))
+    parts.append(_references_html(d, lang))
     parts.append("</article>")
     return "".join(parts)
 
 
-def _head_html(i: int, d: Diagnosis, colour: dict[str, str]) -> str:
+def _head_html(i: int, d: Diagnosis, colour: dict[str, str], lang: str = "en") -> str:
     sev = _e(d.severity.value)
     c = colour.get(d.id, "#6b6b6b")
+    words = d.signature.localized(lang)
+    confidence = phrase("confidence {confidence:.2f}", lang, confidence=d.confidence)
     return (
         f'<div class="head"><h3><span class="sw" style="color:{c};background:{c}"></span>{i}. '
-        f'<span class="id mono">{_e(d.id)}</span></h3><span>{_e(d.title)}</span>'
-        f'<span class="badge">{_e(d.kind.value)}</span><span class="badge {sev}">{sev}</span>'
-        f'<span class="badge">confidence {d.confidence:.2f}</span></div>'
-        f"<p>{_e(d.signature.summary)}</p>"
+        f'<span class="id mono">{_e(d.id)}</span></h3><span>{_e(words.title)}</span>'
+        f'<span class="badge">{_e(word(d.kind.value, lang))}</span>'
+        f'<span class="badge {sev}">{_e(word(d.severity.value, lang))}</span>'
+        f'<span class="badge">{_e(confidence)}</span></div>'
+        f"<p>{_e(words.summary)}</p>"
     )
 
 
-def _evidence_html(d: Diagnosis, verbose: bool) -> list[str]:
+def _evidence_html(d: Diagnosis, verbose: bool, lang: str = "en") -> list[str]:
     evidence = d.evidence if verbose else d.evidence[:3]
     parts = ["<pre>" + "\n".join(f"{_e(where(e))}  {_e(e.text)}" for e in evidence) + "</pre>"]
-    facts = [p for p in (_places(d), f"{d.count} matching lines" if d.count > 1 else "") if p]
+    count = phrase("{n} matching lines", lang, n=d.count) if d.count > 1 else ""
+    facts = [p for p in (_places(d, lang), count) if p]
     if facts:
         parts.append(f'<p class="muted small">{_e("; ".join(facts))}</p>')
     said = d.details.names() | {"raised_in", "called_from", "calls"}
     values = {k: v for k, v in d.values.items() if k not in said}
     if values:
         parts.append(
-            '<p class="small">values: ' + ", ".join(f"<code>{_e(k)}={_e(v)}</code>" for k, v in values.items()) + "</p>"
+            f'<p class="small">{_e(phrase("values: ", lang))}'
+            + ", ".join(f"<code>{_e(k)}={_e(v)}</code>" for k, v in values.items())
+            + "</p>"
         )
-    details = details_lines(d)
+    details = details_lines(d, lang)
     if details:
         parts.append('<ul class="details small">' + "".join(f"<li>{_e(line)}</li>" for line in details) + "</ul>")
     return parts
 
 
-def _fix_html(d: Diagnosis, all_flags: bool) -> list[str]:
+def _fix_html(d: Diagnosis, all_flags: bool, lang: str = "en") -> list[str]:
     parts = []
-    steps = d.signature.remediation.steps
+    steps = d.signature.localized(lang).steps
     remedies = [r for r in d.remedies if r.applies or all_flags]
     if steps or remedies:
-        parts.append("<h3>Fix</h3>")
+        parts.append(f"<h3>{_e(phrase('Fix', lang))}</h3>")
     if steps:
         parts.append('<ol class="steps">' + "".join(f"<li>{_e(s)}</li>" for s in steps) + "</ol>")
     if remedies:
+        heads = "".join(
+            f"<th>{_e(phrase(h, lang))}</th>" for h in ("flag", "form", "framework", "purpose", "cost", "note")
+        )
         parts.append(
-            '<table class="flags"><thead><tr><th>flag</th><th>form</th><th>framework</th><th>purpose</th>'
-            "<th>cost</th><th>note</th></tr></thead><tbody>"
-            + "".join(_remedy_row(r) for r in remedies)
+            f'<table class="flags"><thead><tr>{heads}</tr></thead><tbody>'
+            + "".join(_remedy_row(d, r, lang) for r in remedies)
             + "</tbody></table>"
         )
     hidden = len(d.remedies) - len(remedies)
     if hidden:
-        parts.append(
-            f'<p class="muted small">{hidden} flag{"s" if hidden > 1 else ""} for frameworks not detected in '
-            "the log (<code>--all-flags</code> shows them).</p>"
-        )
+        template = "{n} flag{s} for frameworks not detected in the log (<code>--all-flags</code> shows them)."
+        parts.append(f'<p class="muted small">{phrase(template, lang, n=hidden, s="s" if hidden > 1 else "")}</p>')
     return parts
 
 
-def _references_html(d: Diagnosis) -> str:
+def _references_html(d: Diagnosis, lang: str = "en") -> str:
     links = [u for u in (_safe_url(r) for r in d.signature.references[:6]) if u]
     if not links:
         return ""
     return (
-        '<p class="small muted">References: '
+        f'<p class="small muted">{_e(phrase("References: ", lang))}'
         + ", ".join(f'<a href="{_e(u)}" rel="noreferrer noopener">{_e(u)}</a>' for u in links)
         + "</p>"
     )
 
 
-def _context_html(report: Report) -> str:
+def _context_html(report: Report, lang: str = "en") -> str:
     ctx = report.context
     rows: list[tuple[str, str]] = []
     frameworks = [f"{n} {ctx.versions[n]}" if n in ctx.versions else n for n in ctx.active_frameworks()]
@@ -182,72 +196,97 @@ def _context_html(report: Report) -> str:
         rows.append(("GPUs", ", ".join(sorted(ctx.gpus))))
     inputs = [s for s in report.sources if not s.skipped]
     if inputs:
-        shown = ", ".join(f"{s.name} ({s.lines:,} lines)" for s in inputs[:8])
-        rows.append(("inputs", shown + (f", and {len(inputs) - 8} more" if len(inputs) > 8 else "")))
+        shown = ", ".join(phrase("{name} ({lines:,} lines)", lang, name=s.name, lines=s.lines) for s in inputs[:8])
+        more = phrase(", and {n} more", lang, n=len(inputs) - 8) if len(inputs) > 8 else ""
+        rows.append(("inputs", shown + more))
     for s in report.sources:
         if s.skipped:
             rows.append(("skipped", f"{s.name}: {s.skipped}"))
     for err in report.errors:
         rows.append(("error", err))
-    body = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in rows)
+    body = "".join(f"<dt>{_e(phrase(k, lang))}</dt><dd>{_e(v)}</dd>" for k, v in rows)
     settings = ""
     if ctx.settings:
         items = sorted(ctx.settings.items())[:200]
+        seen = phrase("{n} setting(s) seen in the log", lang, n=len(ctx.settings))
         settings = (
-            f"<details><summary>{len(ctx.settings)} setting(s) seen in the log</summary><table>"
+            f"<details><summary>{_e(seen)}</summary><table>"
             + "".join(f"<tr><td><code>{_e(k)}</code></td><td><code>{_e(v)}</code></td></tr>" for k, v in items)
             + "</table></details>"
         )
-    return f'<section class="context"><h2>Job</h2><dl class="ctx">{body}</dl>{settings}</section>'
+    job = phrase("Job", lang)
+    return f'<section class="context"><h2>{_e(job)}</h2><dl class="ctx">{body}</dl>{settings}</section>'
 
 
-def _verdict(report: Report) -> str:
+def _verdict(report: Report, lang: str = "en") -> str:
     names = [s.name for s in report.sources if not s.skipped]
-    what = names[0] if len(names) == 1 else f"{len(names)} inputs"
+    what = names[0] if len(names) == 1 else phrase("{n} inputs", lang, n=len(names))
     top = report.top
     if top is None:
-        return (
-            f'<p class="verdict ok">No failure recognised in {_e(what)} ({report.lines:,} lines)'
-            f"{_e(notes_phrase(report))}.</p>"
-        )
+        template = "No failure recognised in {what} ({lines:,} lines){notes}."
+        text = phrase(template, lang, what=_e(what), lines=report.lines, notes=_e(notes_phrase(report, lang)))
+        return f'<p class="verdict ok">{text}</p>'
     n = len(report.diagnoses)
-    first = top.first
-    failed = where_line(report)
-    return (
-        f'<p class="verdict">{n} finding{"s" if n > 1 else ""} in {_e(what)} ({report.lines:,} lines). '
-        f'Most likely cause: <b class="mono">{_e(top.id)}</b>, {_e(top.title)}, first at '
-        f'<span class="mono">{_e(where(first))}</span>.'
-        + (f'<br><span class="small">Failed {_e(failed)}.</span>' if failed else "")
-        + "</p>"
+    failed = where_line(report, lang)
+    head = phrase(
+        "{n} finding{s} in {what} ({lines:,} lines). ",
+        lang,
+        n=n,
+        s="s" if n > 1 else "",
+        what=_e(what),
+        lines=report.lines,
     )
+    cause = phrase(
+        "Most likely cause: {id}, {title}, first at {where}.",
+        lang,
+        id=f'<b class="mono">{_e(top.id)}</b>',
+        title=_e(top.signature.localized(lang).title),
+        where=f'<span class="mono">{_e(where(top.first))}</span>',
+    )
+    tail = f'<br><span class="small">{phrase("Failed {text}.", lang, text=_e(failed))}</span>' if failed else ""
+    return f'<p class="verdict">{head}{cause}{tail}</p>'
 
 
 def _sections(
-    report: Report, shown: Iterable[Diagnosis], hidden: int, all_flags: bool, verbose: bool, compact: bool
+    report: Report,
+    shown: Iterable[Diagnosis],
+    hidden: int,
+    all_flags: bool,
+    verbose: bool,
+    compact: bool,
+    lang: str = "en",
 ) -> list[str]:
     colour = colours(report)
-    out = ["<h1>rlfix report</h1>" if not compact else "<h2>rlfix report</h2>", _verdict(report)]
-    out.append(timeline_section(report))
-    out.append(_context_html(report))
+    title = _e(phrase("rlfix report", lang))
+    out = [f"<h1>{title}</h1>" if not compact else f"<h2>{title}</h2>", _verdict(report, lang)]
+    out.append(timeline_section(report, lang))
+    out.append(_context_html(report, lang))
     diags = list(shown)
     if diags:
-        out.append('<section class="diagnoses"><h2>Diagnoses, most likely cause first</h2>')
-        out.extend(_diagnosis_html(i, d, colour, all_flags, verbose) for i, d in enumerate(diags, 1))
+        heading = _e(phrase("Diagnoses, most likely cause first", lang))
+        out.append(f'<section class="diagnoses"><h2>{heading}</h2>')
+        out.extend(_diagnosis_html(i, d, colour, all_flags, verbose, lang) for i, d in enumerate(diags, 1))
         if hidden > 0:
-            out.append(
-                f'<p class="muted">{hidden} more finding{"s" if hidden > 1 else ""} not shown '
-                "(<code>--all</code> shows them).</p>"
-            )
+            more = "{n} more finding{s} not shown (<code>--all</code> shows them)."
+            out.append(f'<p class="muted">{phrase(more, lang, n=hidden, s="s" if hidden > 1 else "")}</p>')
         out.append("</section>")
-    if report.notes:
-        out.append(
-            '<section class="notes"><h2>Worth knowing</h2><p class="muted small">Warnings, not the cause.</p><ul>'
-            + "".join(f'<li class="mono small">{_e(note_line(d))}</li>' for d in report.notes)
-            + "</ul></section>"
-        )
-    engine = f", engine {report.engine}" if report.engine else ""
-    out.append(f"<footer>rlfix {_e(__version__)}{_e(engine)}. Self-contained page: nothing is fetched.</footer>")
+    out.append(_notes_html(report, lang))
+    engine = phrase(", engine {engine}", lang, engine=report.engine) if report.engine else ""
+    footer = "rlfix {version}{engine}. Self-contained page: nothing is fetched."
+    out.append(f"<footer>{_e(phrase(footer, lang, version=__version__, engine=engine))}</footer>")
     return out
+
+
+def _notes_html(report: Report, lang: str) -> str:
+    """Warnings worth knowing, not the cause."""
+    if not report.notes:
+        return ""
+    heading, lead = _e(phrase("Worth knowing", lang)), _e(phrase("Warnings, not the cause.", lang))
+    return (
+        f'<section class="notes"><h2>{heading}</h2><p class="muted small">{lead}</p><ul>'
+        + "".join(f'<li class="mono small">{_e(note_line(d, lang))}</li>' for d in report.notes)
+        + "</ul></section>"
+    )
 
 
 def render_html(
@@ -258,6 +297,7 @@ def render_html(
     all_flags: bool = False,
     verbose: bool = False,
     compact: bool = False,
+    lang: str = "en",
     **_: Any,
 ) -> str:
     """Render `report` as one self-contained HTML page; `compact=True` gives a notebook fragment.
@@ -269,14 +309,15 @@ def render_html(
     """
     diagnoses = list(report.diagnoses)
     shown = diagnoses if show_all or top is None else diagnoses[:top]
-    body = "".join(_sections(report, shown, len(diagnoses) - len(shown), all_flags, verbose, compact))
+    body = "".join(_sections(report, shown, len(diagnoses) - len(shown), all_flags, verbose, compact, lang))
     root = f'<div class="rlfix{" compact" if compact else ""}">{body}</div>'
     script = f"<script>{_JS}</script>"
     if compact:
         return f"<style>{_CSS}</style>{root}{script}"
-    title = f"rlfix: {report.top.id}" if report.top else "rlfix: no failure recognised"
+    title = f"rlfix: {report.top.id}" if report.top else phrase("rlfix: no failure recognised", lang)
+    html_lang = "zh-CN" if lang == "zh" else "en"
     return (
-        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<!doctype html>\n<html lang="{html_lang}"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{_e(_CSP)}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{_e(title)}</title><style>{_CSS}</style></head>"

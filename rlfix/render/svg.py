@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rlfix import safe
+from rlfix.i18n import phrase, word
 from rlfix.render.timeline import Mark, TimelineLayout, layout_timeline
 from rlfix.report import Report
 
@@ -94,7 +95,7 @@ def _lanes_svg(layout: TimelineLayout) -> list[str]:
     return out
 
 
-def _first_svg(layout: TimelineLayout, fx: float) -> list[str]:
+def _first_svg(layout: TimelineLayout, fx: float, lang: str = "en") -> list[str]:
     """The dashed line at the first failure and its label."""
     assert layout.first is not None
     out = [f'<line class="first-line" x1="{fx:.1f}" y1="{_TOP - 6}" x2="{fx:.1f}" y2="{_bottom(layout)}"/>']
@@ -102,7 +103,8 @@ def _first_svg(layout: TimelineLayout, fx: float) -> list[str]:
     dx = 4 if anchor == "start" else -4
     out.append(
         f'<text class="first-label" x="{fx + dx:.1f}" y="{_TOP - 10}" text-anchor="{anchor}">'
-        f"first failure: {_e(layout.lanes[layout.first.lane].label)}</text>"
+        + _e(phrase("first failure: {label}", lang, label=layout.lanes[layout.first.lane].label))
+        + "</text>"
     )
     return out
 
@@ -111,7 +113,7 @@ def _bottom(layout: TimelineLayout) -> int:
     return _TOP + _LANE_H * len(layout.lanes)
 
 
-def timeline_svg(report: Report, layout: TimelineLayout) -> str:
+def timeline_svg(report: Report, layout: TimelineLayout, lang: str = "en") -> str:
     """The timeline as an inline SVG element (well-formed XML as well as HTML)."""
     colour = colours(report)
     folded = _folded_ids(report)
@@ -124,12 +126,13 @@ def timeline_svg(report: Report, layout: TimelineLayout) -> str:
     def y_at(lane: int) -> float:
         return _TOP + _LANE_H * lane + _LANE_H / 2
 
-    axis_name = (
-        "time (from the log's timestamps)" if layout.axis == "time" else "log position (matched lines, in order)"
+    axis_name = phrase(
+        "time (from the log's timestamps)" if layout.axis == "time" else "log position (matched lines, in order)", lang
     )
+    label = phrase("Timeline of matched lines by {what}", lang, what=phrase("rank, worker or source", lang))
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_W} {height}" role="img" '
-        f'aria-label="Timeline of matched lines by {_e("rank, worker or source")}" data-axis="{layout.axis}">'
+        f'aria-label="{_e(label)}" data-axis="{layout.axis}">'
     ]
     out.extend(_lanes_svg(layout))
     bottom = _TOP + _LANE_H * len(layout.lanes)
@@ -139,7 +142,7 @@ def timeline_svg(report: Report, layout: TimelineLayout) -> str:
         out.append(f'<text x="{px:.1f}" y="{bottom + 14}" text-anchor="middle">{_e(label)}</text>')
     out.append(f'<text x="{x_at(0.5):.1f}" y="{bottom + 32}" text-anchor="middle">{_e(axis_name)}</text>')
     if layout.first is not None:
-        out.extend(_first_svg(layout, x_at(layout.first.x)))
+        out.extend(_first_svg(layout, x_at(layout.first.x), lang))
     for m in sorted(layout.marks, key=lambda m: (m is layout.first, m.sig_id not in folded)):
         out.append(
             _mark_svg(
@@ -150,7 +153,7 @@ def timeline_svg(report: Report, layout: TimelineLayout) -> str:
     return "".join(out)
 
 
-def _legend(report: Report) -> str:
+def _legend(report: Report, lang: str = "en") -> str:
     colour = colours(report)
     counts: dict[str, int] = {}
     for sig_id, e in report.timeline:
@@ -163,16 +166,18 @@ def _legend(report: Report) -> str:
             c = colour[sub.id]
             style = f"color:{c};background:{'#fff' if is_folded else c}"
             shape = "sw sub" if is_folded else "sw"
-            kind = f"folded under {d.id}" if is_folded else f"{sub.kind.value}"
+            kind = phrase("folded under {id}", lang, id=d.id) if is_folded else word(sub.kind.value, lang)
+            lines = phrase("{kind}, {n} line(s)", lang, kind=kind, n=counts[sub.id])
             items.append(
-                f'<li class="{"sub" if is_folded else "main"}" data-sig="{_e(sub.id)}" title="click to highlight">'
+                f'<li class="{"sub" if is_folded else "main"}" data-sig="{_e(sub.id)}" '
+                f'title="{_e(phrase("click to highlight", lang))}">'
                 f'<span class="{shape}" style="{style}"></span><span class="mono">{_e(sub.id)}</span> '
-                f'<span class="muted small">{_e(kind)}, {counts[sub.id]} line(s)</span></li>'
+                f'<span class="muted small">{_e(lines)}</span></li>'
             )
     return '<ul class="legend">' + "".join(items) + "</ul>"
 
 
-def timeline_section(report: Report) -> str:
+def timeline_section(report: Report, lang: str = "en") -> str:
     layout = layout_timeline(report)
     if layout is None:
         return ""
@@ -180,21 +185,34 @@ def timeline_section(report: Report) -> str:
     lead = ""
     if first is not None:
         e = first.evidence
-        lead = (
-            f'<p class="small">The first failure is on <b>{_e(layout.lanes[first.lane].label)}</b> '
-            f"({_e(e.source)}:{e.line}); filled circles are findings ranked on their own, hollow diamonds "
-            f"are folded findings it explains: the cascade. Hover a mark for its line; click the legend to "
-            f"highlight one finding.</p>"
-        )
+        lead = _lead(layout.lanes[first.lane].label, e.source, e.line, lang)
     note = ""
     drawn = sum(max(e.repeat, 1) for _, e in report.timeline)
     matched = sum(d.count + sum(f.count for f in d.folded) for d in report.diagnoses)
     if matched > drawn:
         # The core keeps a bounded timeline; say so rather than let a long tail look healthy.
-        note = f'<p class="muted small">Showing the first {drawn:,} of {matched:,} matched lines.</p>'
+        shown = phrase("Showing the first {drawn:,} of {matched:,} matched lines.", lang, drawn=drawn, matched=matched)
+        note = f'<p class="muted small">{_e(shown)}</p>'
+    heading = _e(phrase("Timeline", lang))
     return (
-        f'<section class="timeline"><h2>Timeline</h2>{lead}{timeline_svg(report, layout)}{_legend(report)}{note}'
-        "</section>"
+        f'<section class="timeline"><h2>{heading}</h2>{lead}{timeline_svg(report, layout, lang)}'
+        f"{_legend(report, lang)}{note}</section>"
+    )
+
+
+def _lead(label: str, source: str, line: int, lang: str) -> str:
+    """The sentence that says how to read the timeline."""
+    if lang == "zh":
+        return (
+            f'<p class="small">最早的故障出现在 <b>{_e(label)}</b>（{_e(source)}:{line}）；实心圆是单独排序的问题，'
+            "空心菱形是被它解释、折叠起来的问题，也就是连锁反应。鼠标悬停在标记上可以看到对应的行；"
+            "点击图例可以高亮某一个问题。</p>"
+        )
+    return (
+        f'<p class="small">The first failure is on <b>{_e(label)}</b> '
+        f"({_e(source)}:{line}); filled circles are findings ranked on their own, hollow diamonds "
+        f"are folded findings it explains: the cascade. Hover a mark for its line; click the legend to "
+        f"highlight one finding.</p>"
     )
 
 

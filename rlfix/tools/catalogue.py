@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
+from rlfix.i18n import phrase, word
 from rlfix.kb.load import KnowledgeBase
-from rlfix.model import Flag
+from rlfix.model import Flag, Signature
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -14,41 +15,59 @@ HEADER = (
     "# Failure catalogue\n\n"
     "Generated from `knowledge/` by `rlfix kb catalogue > docs/signatures.md`; a test fails when it is stale.\n"
 )
+HEADER_ZH = (
+    "# 故障目录\n\n"
+    "由 `rlfix kb catalogue --lang zh > docs/zh/signatures.md` 从 `knowledge/` 生成；内容过期时会有测试失败。"
+    "English: [../signatures.md](../signatures.md)。\n"
+)
 
 
-def _flag(f: Flag) -> str:
+def _flag(sig: Signature, f: Flag, lang: str = "en") -> str:
+    words = sig.flag_words(f, lang)
     scope = f" ({f.versions})" if f.versions else ""
-    cost = f"; cost: {f.cost}" if f.cost else ""
-    note = f"; {f.note}" if f.note else ""
+    cost = phrase("; cost: {cost}", lang, cost=words.cost) if words.cost else ""
+    note = f"; {words.note}" if words.note else ""
     value = f.value.replace("|", "\\|")
-    return f"`{value}`{scope}: {f.purpose}{cost}{note}".replace("\n", " ")
+    return f"`{value}`{scope}: {word(f.purpose, lang)}{cost}{note}".replace("\n", " ")
 
 
-def render_catalogue(kb: KnowledgeBase) -> str:
+def render_catalogue(kb: KnowledgeBase, lang: str = "en") -> str:
     """Markdown: what each failure means, why it happens, how to fix it, flags by framework, sources."""
     sigs = sorted(kb, key=lambda s: (s.kind.value, s.id))
-    out = [HEADER, "| id | kind | severity | title |", "|---|---|---|---|"]
-    out += [f"| [`{s.id}`](#{s.id}) | {s.kind.value} | {s.severity.value} | {s.title} |" for s in sigs]
+    heads = "| id | 类型 | 严重程度 | 标题 |" if lang == "zh" else "| id | kind | severity | title |"
+    out = [HEADER_ZH if lang == "zh" else HEADER, heads, "|---|---|---|---|"]
+    for s in sigs:
+        kind, severity = word(s.kind.value, lang), word(s.severity.value, lang)
+        out.append(f"| [`{s.id}`](#{s.id}) | {kind} | {severity} | {s.localized(lang).title} |")
     for sig in sigs:
-        out += ["", f"## {sig.id}", "", f"**{sig.title}** ({sig.kind.value}, {sig.severity.value})", "", sig.summary]
-        if sig.explains:
-            out += ["", "Explains: " + ", ".join(f"[`{e}`](#{e})" for e in sig.explains)]
-        if sig.supersedes:
-            out += ["", "Supersedes: " + ", ".join(f"[`{e}`](#{e})" for e in sig.supersedes)]
-        if sig.remediation.steps:
-            out += ["", "**How to fix**", ""]
-            out += [f"{i}. {step}" for i, step in enumerate(sig.remediation.steps, 1)]
-        by_framework: dict[str, list[Flag]] = defaultdict(list)
-        for flag in sig.remediation.flags:
-            by_framework[flag.framework].append(flag)
-        if by_framework:
-            out += ["", "**Flags by framework**", ""]
-            for framework, flags in by_framework.items():
-                out.append(f"- {framework}: " + "; ".join(_flag(f) for f in flags))
-        out += ["", "**Looks like**", "", "```text"]
-        # Escape codes (Ray's colours) are shown, not interpreted, so the page reads the same anywhere.
-        out += [_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", line) for line in sig.examples.match[:3]]
-        out += ["```"]
-        if sig.references:
-            out += ["", "**References:** " + ", ".join(f"<{r}>" for r in sig.references)]
+        out += _entry(sig, lang)
     return "\n".join(out) + "\n"
+
+
+def _entry(sig: Signature, lang: str) -> list[str]:
+    """One signature's section."""
+    words = sig.localized(lang)
+    kind, severity = word(sig.kind.value, lang), word(sig.severity.value, lang)
+    sep = "，" if lang == "zh" else ", "
+    out = ["", f"## {sig.id}", "", f"**{words.title}** ({kind}{sep}{severity})", "", words.summary]
+    if sig.explains:
+        out += ["", phrase("Explains: ", lang) + ", ".join(f"[`{e}`](#{e})" for e in sig.explains)]
+    if sig.supersedes:
+        out += ["", phrase("Supersedes: ", lang) + ", ".join(f"[`{e}`](#{e})" for e in sig.supersedes)]
+    if words.steps:
+        out += ["", phrase("**How to fix**", lang), ""]
+        out += [f"{i}. {step}" for i, step in enumerate(words.steps, 1)]
+    by_framework: dict[str, list[Flag]] = defaultdict(list)
+    for flag in sig.remediation.flags:
+        by_framework[flag.framework].append(flag)
+    if by_framework:
+        out += ["", phrase("**Flags by framework**", lang), ""]
+        for framework, flags in by_framework.items():
+            out.append(f"- {framework}: " + "; ".join(_flag(sig, f, lang) for f in flags))
+    out += ["", phrase("**Looks like**", lang), "", "```text"]
+    # Escape codes (Ray's colours) are shown, not interpreted, so the page reads the same anywhere.
+    out += [_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", line) for line in sig.examples.match[:3]]
+    out += ["```"]
+    if sig.references:
+        out += ["", phrase("**References:** ", lang) + ", ".join(f"<{r}>" for r in sig.references)]
+    return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 
+from rlfix.i18n import phrase, word
 from rlfix.kb.load import KnowledgeBase
 from rlfix.model import Signature
 from rlfix.version import __version__
@@ -14,46 +15,47 @@ def _wrap(text: str, indent: str = "  ") -> str:
     return textwrap.fill(text, width=96, initial_indent=indent, subsequent_indent=indent)
 
 
-def _flag(f: object) -> str:
-    from rlfix.model import Flag
-
-    assert isinstance(f, Flag)
+def _flag(sig: Signature, index: int, lang: str = "en") -> str:
+    f = sig.remediation.flags[index]
+    words = sig.flag_words(f, lang)
     scope = f.framework + (f" {f.versions}" if f.versions else "")
-    extra = f"; cost: {f.cost}" if f.cost else ""
-    note = f" ({f.note})" if f.note else ""
-    return f"  {f.value}   [{scope}; {f.purpose}{extra}]{note}"
+    extra = phrase("; cost: {cost}", lang, cost=words.cost) if words.cost else ""
+    note = f" ({words.note})" if words.note else ""
+    return f"  {f.value}   [{scope}; {word(f.purpose, lang)}{extra}]{note}"
 
 
-def describe_signature(sig: Signature) -> str:
+def describe_signature(sig: Signature, lang: str = "en") -> str:
     """What it means, why it happens, how to fix it: for people."""
+    words = sig.localized(lang)
+    colon = "：" if lang == "zh" else ": "
     out = [
-        f"{sig.id}: {sig.title}",
-        f"  {sig.kind.value}, {sig.severity.value}",
+        f"{sig.id}{colon}{words.title}",
+        f"  {word(sig.kind.value, lang)}, {word(sig.severity.value, lang)}",
         "",
-        "What happened",
-        _wrap(sig.summary),
+        phrase("What happened", lang),
+        _wrap(words.summary),
     ]
-    if sig.remediation.steps:
-        out += ["", "How to fix"]
-        out += [_wrap(f"{i}. {s}") for i, s in enumerate(sig.remediation.steps, 1)]
+    if words.steps:
+        out += ["", phrase("How to fix", lang)]
+        out += [_wrap(f"{i}. {s}") for i, s in enumerate(words.steps, 1)]
     if sig.remediation.flags:
-        out += ["", "Flags by framework"]
-        out += [_flag(f) for f in sig.remediation.flags]
+        out += ["", phrase("Flags by framework", lang)]
+        out += [_flag(sig, i, lang) for i in range(len(sig.remediation.flags))]
     if sig.explains:
-        out += ["", "Explains: " + ", ".join(sig.explains)]
+        out += ["", phrase("Explains: ", lang) + ", ".join(sig.explains)]
     if sig.supersedes:
-        out += ["Supersedes: " + ", ".join(sig.supersedes)]
-    out += ["", "Looks like"]
+        out += [phrase("Supersedes: ", lang) + ", ".join(sig.supersedes)]
+    out += ["", phrase("Looks like", lang)]
     out += [f"  {line}" for line in sig.examples.match[:3]]
     if sig.references:
-        out += ["", "References"]
+        out += ["", phrase("References", lang)]
         out += [f"  {r}" for r in sig.references]
     return "\n".join(out) + "\n"
 
 
-def show_signature(sig: Signature) -> str:
+def show_signature(sig: Signature, lang: str = "en") -> str:
     """Everything the engine uses: for signature authors."""
-    out = [describe_signature(sig).rstrip("\n"), "", f"Defined at {sig.location}", "Patterns"]
+    out = [describe_signature(sig, lang).rstrip("\n"), "", f"Defined at {sig.location}", "Patterns"]
     for p in sig.patterns:
         kind = "text " if p.literal else "regex"
         case = " (ignore case)" if p.ignore_case else ""

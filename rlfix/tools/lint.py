@@ -194,6 +194,34 @@ def check_code_references(kb: KnowledgeBase, _m: Matcher) -> Iterable[LintIssue]
             yield LintIssue("code", "error", Location(where), f"{sig_id}: named in code but no signature has this id")
 
 
+def _language_problems(sig: Signature) -> Iterator[str]:
+    """What the Chinese of one signature lacks against its English."""
+    zh = sig.zh
+    if zh is None:
+        yield "has no `zh:` (Simplified Chinese title, summary, steps, flag words)"
+        return
+    steps = sig.remediation.steps
+    if len(zh.steps) != len(steps):
+        yield f"zh has {len(zh.steps)} step(s), the English {len(steps)}"
+    flags = sig.remediation.flags
+    for index, _words in zh.flags:
+        if index >= len(flags):
+            yield f"zh.flags.{index} names no flag (the signature has {len(flags)})"
+    for index, flag in enumerate(flags):
+        words = zh.flag(index)
+        for name, english, chinese in (("cost", flag.cost, words.cost), ("note", flag.note, words.note)):
+            if bool(english) != bool(chinese):
+                missing = "zh" if english else "the English"
+                yield f"flags[{index}].{name} is missing in {missing}"
+
+
+def check_languages(kb: KnowledgeBase, _m: Matcher) -> Iterable[LintIssue]:
+    """Every signature speaks both languages, with the same steps and flag words."""
+    for sig in kb:
+        for message in _language_problems(sig):
+            yield LintIssue("languages", "error", sig.location, f"{sig.id}: {message}")
+
+
 CHECKS: dict[str, Check] = {
     "taxonomy": check_taxonomy,
     "relations": check_relations,
@@ -203,6 +231,7 @@ CHECKS: dict[str, Check] = {
     "anchors": check_anchors,
     "extract": check_regex_compiles_in_context,
     "code": check_code_references,
+    "languages": check_languages,
 }
 
 

@@ -1,0 +1,305 @@
+"""The languages rlfix speaks to people: which one to use, and one table of its phrases.
+
+English is the source: a phrase is its English template (`str.format` fields), and `phrase()`
+gives the Chinese of it when one is written here, else the English. Knowledge-base text
+(titles, summaries, steps, flag words) lives beside the English in knowledge/*.yaml instead
+(`Signature.localized()`). Flags, ids, evidence, file names and JSON keys are never translated.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from rlfix.errors import UsageError
+
+#: Languages a user can ask for.
+LANGUAGES = ("en", "zh")
+DEFAULT = "en"
+#: The environment variable that picks a language ahead of the locale.
+ENV = "RLFIX_LANG"
+_LOCALE_VARS = ("LC_ALL", "LC_MESSAGES", "LANG")
+
+
+def normalize(value: str) -> str | None:
+    """`zh`, `zh_CN.UTF-8`, `zh-Hans`, `en_US` -> `zh` / `en`; None for anything else (C, POSIX, fr)."""
+    head = re.split(r"[_.@-]", value.strip().lower(), maxsplit=1)[0]
+    return head if head in LANGUAGES else None
+
+
+def resolve(explicit: str | None = None, environ: Mapping[str, str] | None = None) -> str:
+    """The language to speak: `--lang`, else RLFIX_LANG, else the locale (LC_ALL, LC_MESSAGES, LANG)."""
+    if explicit:
+        lang = normalize(explicit)
+        if lang is None:
+            raise UsageError(f"unknown language {explicit!r}; choose from {', '.join(LANGUAGES)}")
+        return lang
+    env = environ if environ is not None else _environ()
+    if env.get(ENV):
+        return normalize(env[ENV]) or DEFAULT
+    for name in _LOCALE_VARS:  # the first one set decides, as in POSIX
+        if env.get(name):
+            return normalize(env[name]) or DEFAULT
+    return DEFAULT
+
+
+def _environ() -> Mapping[str, str]:
+    import os
+
+    return os.environ
+
+
+def phrase(template: str, lang: str = DEFAULT, /, **fields: Any) -> str:
+    """`template` (English, with `{fields}`) in `lang`, filled in."""
+    text = ZH.get(template, template) if lang == "zh" else template
+    return text.format(**fields) if fields else text
+
+
+def word(value: str, lang: str = DEFAULT) -> str:
+    """One enum word (root, fatal, fix, ...) in `lang`."""
+    return WORDS.get(value, value) if lang == "zh" else value
+
+
+def sentence(text: str, lang: str = DEFAULT) -> str:
+    """A sentence the conclusions wrote in English (a ranking reason, why a flag applies), in `lang`."""
+    if lang != "zh":
+        return text
+    for pattern, chinese in SENTENCES:
+        match = pattern.fullmatch(text)
+        if match:
+            return match.expand(chinese)
+    return text
+
+
+def join(parts: list[str], lang: str = DEFAULT) -> str:
+    """Clauses joined with `; ` (English) or `；` (Chinese)."""
+    return ("；" if lang == "zh" else "; ").join(parts)
+
+
+WORDS: dict[str, str] = {
+    "root": "根因",
+    "symptom": "症状",
+    "fatal": "致命",
+    "error": "错误",
+    "warning": "警告",
+    "fix": "修复",
+    "mitigate": "缓解",
+    "diagnose": "诊断",
+    "workaround": "绕过",
+    "start-up": "启动",
+    "model-load": "模型加载",
+    "rollout": "rollout",
+    "weight-sync": "权重同步",
+    "training": "训练",
+    "checkpoint": "存 checkpoint",
+    "evaluation": "评估",
+}
+
+#: Reasons (conclude/rank.py, conclude/__init__.py) and flag notes (conclude/remedies.py), by shape.
+SENTENCES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p), zh)
+    for p, zh in (
+        (
+            r"fallback: an uncaught exception that no more specific signature explains",
+            "兜底：未捕获的异常，没有更具体的 signature 能解释它",
+        ),
+        (r"root cause \(fatal\)", "根因（致命）"),
+        (r"root cause \(error\)", "根因（错误）"),
+        (r"root cause \(warning\)", "根因（警告）"),
+        (
+            r"symptom with no recognised root cause in the log: the cause may be elsewhere",
+            "症状，日志里没有识别到根因：原因可能在别处",
+        ),
+        (r"preceded by warnings? (.+)", r"之前出现过警告 \1"),
+        (r"more specific than (.+)", r"比 \1 更具体"),
+        (r"explains (\d+) other findings?: (.+)", r"可解释另外 \1 个问题：\2"),
+        (r"earliest fatal error in the log \((.+)\)", r"日志中最早的致命错误（\1）"),
+        (r"another fatal error came first \((\S+) at (.+)\)", r"另一个致命错误出现得更早（\1，位于 \2）"),
+        (r"seen on (\d+) ranks", r"在 \1 个 rank 上出现"),
+        (r"seen in (\d+) workers", r"在 \1 个 worker 中出现"),
+        (r"(\d+) matching lines", r"\1 行匹配"),
+        (
+            r"inferred: (.+); a silent death is most often a SIGKILL from the OOM killer",
+            r"推断：\1；进程无声无息地死掉，多半是被 OOM killer 发了 SIGKILL",
+        ),
+        (r"(\S+) is (.+) in this job", r"这个任务里 \1 是 \2"),
+        (r"this job was started with (`.+`)", r"这个任务是用 \1 启动的"),
+        (
+            r"(\S+): (.+) -> (\S+) \(the usual (.+) is not below this job's (.+); lower it by about 0\.2\)",
+            r"\1: \2 -> \3（常用值 \4 并不比这个任务的 \5 低；降低约 0.2）",
+        ),
+    )
+)
+
+#: English template -> Simplified Chinese, for every phrase a report, `explain` or the CLI prints.
+ZH: dict[str, str] = {
+    # reports, every format
+    "{n} inputs": "{n} 个输入",
+    "line {line}": "第 {line} 行",
+    "seen on {n} ranks ({shown})": "在 {n} 个 rank 上出现（{shown}）",
+    "{n} workers": "{n} 个 worker",
+    "{n} nodes": "{n} 个节点",
+    "any framework": "任意框架",
+    "; cost: {cost}": "；代价：{cost}",
+    "; {n} thing{s} worth knowing below": "；下面有 {n} 条值得留意的信息",
+    "{id}{count}: {title} — first at {where}": "{id}{count}：{title} — 最早出现在 {where}",
+    "during {stage}": "发生在{stage}阶段",
+    "after step {step}": "在 step {step} 之后",
+    "first seen on {place}": "最早出现在 {place}",
+    "first at {where}": "最早出现在 {where}",
+    "then collateral on {listed}": "随后波及 {listed}",
+    "exception: {text}": "异常：{text}",
+    "raised at: {text}": "抛出位置：{text}",
+    "exit code: {code}": "退出码：{code}",
+    "error x{n}: {template}": "错误 x{n}：{template}",
+    "collective hang: {text}": "集合通信卡住：{text}",
+    "version mismatch: {text}": "版本不匹配：{text}",
+    "similar known failures: {text}": "相似的已知故障：{text}",
+    "(nothing recognised)": "（未识别到）",
+    "{kind}, {severity}, confidence {confidence:.2f}": "{kind}，{severity}，置信度 {confidence:.2f}",
+    "{n} matching lines": "{n} 行匹配",
+    # text
+    "rlfix: no failure recognised": "rlfix：未识别到故障",
+    " in {what} ({lines:,} lines){notes}.": "（{what}，{lines:,} 行）{notes}。",
+    "rlfix: {n} finding{s}": "rlfix：{n} 个问题",
+    " in {what} ({lines:,} lines), most likely cause first.": "（{what}，{lines:,} 行），最可能的原因排在最前。",
+    "job: ": "任务：",
+    "failed: ": "失败：",
+    "({n} more finding{s}; --all shows them)": "（还有 {n} 个问题未显示；--all 可全部显示）",
+    "worth knowing (warnings, not the cause):": "值得留意（警告，不是原因）：",
+    "skipped {name}: {why}": "已跳过 {name}：{why}",
+    "error: {text}": "错误：{text}",
+    "   evidence:": "   证据：",
+    "   values: {values}": "   提取的数值：{values}",
+    "   explains: {explained}": "   可解释：{explained}",
+    "   why first: ": "   为什么排第一：",
+    "   why here: ": "   为什么排在这里：",
+    "   fix:": "   修复：",
+    "     ({n} flag{s} for other frameworks; --all-flags)": "     （另有 {n} 个其他框架的参数；--all-flags 可显示）",
+    # Markdown
+    "## rlfix diagnosis": "## rlfix 诊断",
+    "No failure recognised{notes}.": "未识别到故障{notes}。",
+    "**Job:** {text}": "**任务：** {text}",
+    "**Failed:** {text}": "**失败：** {text}",
+    "*{n} more finding(s) not shown.*": "*还有 {n} 个问题未显示。*",
+    "**Worth knowing** (warnings, not the cause):": "**值得留意**（警告，不是原因）：",
+    "> error: {text}": "> 错误：{text}",
+    "**Evidence**": "**证据**",
+    "**Explains:** ": "**可解释：** ",
+    "**Why ranked here:** ": "**排序理由：** ",
+    "**Fix**": "**修复**",
+    "| flag | framework | purpose | cost | note |": "| 参数 | 框架 | 用途 | 代价 | 说明 |",
+    "References: ": "参考资料：",
+    # HTML
+    "rlfix report": "rlfix 报告",
+    "Copy to the clipboard": "复制到剪贴板",
+    "copy": "复制",
+    "now {current}": "当前为 {current}",
+    "Explains {n} other finding{s}: ": "可解释另外 {n} 个问题：",
+    "{n} line(s)": "{n} 行",
+    "Why it ranks first": "为什么排第一",
+    "Why it ranks here": "为什么排在这里",
+    "Fix": "修复",
+    "flag": "参数",
+    "form": "形式",
+    "framework": "框架",
+    "purpose": "用途",
+    "cost": "代价",
+    "note": "说明",
+    "confidence {confidence:.2f}": "置信度 {confidence:.2f}",
+    "values: ": "提取的数值：",
+    "{n} flag{s} for frameworks not detected in the log (<code>--all-flags</code> shows them).": (
+        "另有 {n} 个参数属于日志里没有检测到的框架（<code>--all-flags</code> 可显示）。"
+    ),
+    "frameworks": "框架",
+    "versions": "版本",
+    "GPUs": "GPU",
+    "inputs": "输入",
+    "skipped": "已跳过",
+    "error": "错误",
+    "{name} ({lines:,} lines)": "{name}（{lines:,} 行）",
+    ", and {n} more": "，另有 {n} 个",
+    "{n} setting(s) seen in the log": "日志中出现的 {n} 个配置项",
+    "Job": "任务",
+    "No failure recognised in {what} ({lines:,} lines){notes}.": "{what}（{lines:,} 行）中未识别到故障{notes}。",
+    "{n} finding{s} in {what} ({lines:,} lines). ": "{what}（{lines:,} 行）中有 {n} 个问题。",
+    "Most likely cause: {id}, {title}, first at {where}.": "最可能的原因：{id}，{title}，最早出现在 {where}。",
+    "Failed {text}.": "失败：{text}。",
+    "Diagnoses, most likely cause first": "诊断结果，最可能的原因排在最前",
+    "{n} more finding{s} not shown (<code>--all</code> shows them).": (
+        "还有 {n} 个问题未显示（<code>--all</code> 可全部显示）。"
+    ),
+    "Worth knowing": "值得留意",
+    "Warnings, not the cause.": "这些是警告，不是原因。",
+    "rlfix {version}{engine}. Self-contained page: nothing is fetched.": (
+        "rlfix {version}{engine}。独立页面：不会从网络加载任何内容。"
+    ),
+    ", engine {engine}": "，匹配引擎 {engine}",
+    "rlfix: no failure recognised in the log": "rlfix：日志中未识别到故障",
+    "rank{s} {shown}": "rank {shown}",
+    "{n} worker{s}": "{n} 个 worker",
+    "node{s} {shown}": "节点 {shown}",
+    # timeline (svg.py)
+    "Timeline": "时间线",
+    "first failure: {label}": "最早的故障：{label}",
+    "time (from the log's timestamps)": "时间（取自日志时间戳）",
+    "log position (matched lines, in order)": "日志位置（按顺序排列的匹配行）",
+    "Timeline of matched lines by {what}": "匹配行的时间线（按 {what}）",
+    "rank, worker or source": "rank、worker 或来源文件",
+    "folded under {id}": "折叠在 {id} 之下",
+    "click to highlight": "点击高亮",
+    "{kind}, {n} line(s)": "{kind}，{n} 行",
+    "Showing the first {drawn:,} of {matched:,} matched lines.": "只显示了 {matched:,} 个匹配行中的前 {drawn:,} 个。",
+    # explain, kb show
+    "What happened": "发生了什么",
+    "How to fix": "怎么修",
+    "Flags by framework": "各框架的参数",
+    "Explains: ": "可解释：",
+    "Supersedes: ": "优先于：",
+    "Looks like": "日志长这样",
+    "References": "参考资料",
+    # catalogue
+    "# Failure catalogue": "# 故障目录",
+    "**How to fix**": "**怎么修**",
+    "**Flags by framework**": "**各框架的参数**",
+    "**Looks like**": "**日志长这样**",
+    "**References:** ": "**参考资料：** ",
+    # CLI
+    "rlfix: error: {message}": "rlfix：错误：{message}",
+    "rlfix: warning: {message}": "rlfix：警告：{message}",
+    "rlfix: interrupted": "rlfix：已中断",
+}
+
+#: One-line errors the CLI prints, by shape (errors.py and the commands raise them in English).
+ERRORS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p), zh)
+    for p, zh in (
+        (r"cannot write (.+?): (.+)", r"无法写入 \1：\2"),
+        (r"unknown id (.+); `rlfix kb list` shows the known ids", r"未知的 id \1；`rlfix kb list` 会列出所有已知 id"),
+        (r"unknown format (.+); choose from (.+)", r"未知的输出格式 \1；可选：\2"),
+        (r"unknown language (.+); choose from (.+)", r"未知的语言 \1；可选：\2"),
+        (r"unknown matching engine (.+); use one of: (.+)", r"未知的匹配引擎 \1；可选：\2"),
+        (r"--follow needs exactly one FILE", r"--follow 只能跟一个 FILE"),
+        (r"(.+): is a directory; --follow needs one file", r"\1：是一个目录；--follow 只能跟一个文件"),
+        (r"(.+): no such file or directory", r"\1：文件或目录不存在"),
+        (r"(.+): no such directory(.*)", r"\1：目录不存在\2"),
+        (r"no failure found in the log to draft a signature from", r"日志里没有找到可以用来起草 signature 的故障"),
+        (r"the log is already diagnosed as (.+); nothing to draft", r"这个日志已经被诊断为 \1，不需要起草"),
+        (r"the Ray integration needs Ray: (.+)", r"Ray 集成需要先安装 Ray：\1"),
+        (r"cannot reach a Ray cluster at (.+)", r"连不上 \1 的 Ray 集群"),
+        (r"no Ray job (.+); `ray job list` shows the jobs", r"没有 Ray job \1；`ray job list` 会列出所有 job"),
+        (r"invalid knowledge base: (.+)", r"知识库无效：\1"),
+    )
+)
+
+
+def error(message: str, lang: str = DEFAULT) -> str:
+    """A one-line error message in `lang` (the shapes rlfix raises; anything else as it is)."""
+    if lang != "zh":
+        return message
+    for pattern, chinese in ERRORS:
+        match = pattern.fullmatch(message)
+        if match:
+            return match.expand(chinese)
+    return message
