@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rlfix.i18n import join, phrase
+
 
 @dataclass(frozen=True)
 class ExceptionInfo:
@@ -79,16 +81,19 @@ class VersionMismatch:
     wanted: str | None = None
     wanted_source: str | None = None
 
-    def describe(self) -> str:
+    def describe(self, lang: str = "en") -> str:
         """One sentence: which two packages, at which versions, and what the caller asks for."""
         callee = f"{self.callee} {self.callee_version}" if self.callee_version else self.callee
         if self.caller is None:
-            text = f"the installed {callee} is not the version this code was written for"
+            text = phrase("the installed {callee} is not the version this code was written for", lang, callee=callee)
         else:
             caller = f"{self.caller} {self.caller_version}" if self.caller_version else self.caller
-            text = f"{caller} calls {callee} in a way that version does not support"
+            text = phrase(
+                "{caller} calls {callee} in a way that version does not support", lang, caller=caller, callee=callee
+            )
         if self.wanted:
-            text += f"; it asks for {self.callee}{self.wanted} ({self.wanted_source})"
+            wanted = f"{self.callee}{self.wanted}"
+            text += phrase("; it asks for {wanted} ({source})", lang, wanted=wanted, source=self.wanted_source)
         return text
 
     def to_dict(self) -> dict[str, Any]:
@@ -120,24 +125,31 @@ class CollectiveHang:
         """The ranks to look at first."""
         return tuple(r for r, _op, _seq in self.odd) or self.silent
 
-    def describe(self) -> str:
+    def describe(self, lang: str = "en") -> str:
         """ "rank 2 is at BROADCAST #88 while ranks 0, 1, 3 wait in ALLREDUCE #89: look at rank 2"."""
         where = f"{self.op} #{self.seq}"
         waiting = _rank_list(self.waiting)
+        verb = "wait" if len(self.waiting) > 1 else "waits"
+        text = ""
         if self.odd:
-            parts = [f"rank {r} is at {op} #{seq}" for r, op, seq in self.odd[:4]]
-            text = "; ".join(parts) + (f" (+{len(self.odd) - 4} more)" if len(self.odd) > 4 else "")
-            text += f" while {waiting} wait{'s' if len(self.waiting) == 1 else ''} in {where}"
+            parts = [
+                phrase("rank {rank} is at {where}", lang, rank=r, where=f"{op} #{seq}") for r, op, seq in self.odd[:4]
+            ]
+            text = join(parts, lang) + (f" (+{len(self.odd) - 4})" if len(self.odd) > 4 else "")
+            text += phrase(" while {ranks} {verb} in {where}", lang, ranks=waiting, verb=verb, where=where)
         else:
-            text = f"{waiting} wait{'s' if len(self.waiting) == 1 else ''} in {where}"
+            text = phrase("{ranks} {verb} in {where}", lang, ranks=waiting, verb=verb, where=where)
         if self.silent:
-            text += f"; {_rank_list(self.silent)} never reported a timeout (dead or stuck before it)"
+            text += phrase(
+                "; {ranks} never reported a timeout (dead or stuck before it)", lang, ranks=_rank_list(self.silent)
+            )
         if self.culprits:
-            text += f": look at {_rank_list(self.culprits)}"
-        else:
-            text += ": every rank waits in the same collective, so the cause is outside it (a rank that stopped "
-            text += "calling collectives, or the network)"
-        return text
+            return text + phrase(": look at {ranks}", lang, ranks=_rank_list(self.culprits))
+        return text + phrase(
+            ": every rank waits in the same collective, so the cause is outside it (a rank that stopped "
+            "calling collectives, or the network)",
+            lang,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {

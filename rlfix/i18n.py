@@ -72,6 +72,15 @@ def sentence(text: str, lang: str = DEFAULT) -> str:
     return text
 
 
+def said(text: str, lang: str = DEFAULT) -> str:
+    """A sentence built from numbers in the evidence (conclude/quantities.py), in `lang`."""
+    if lang != "zh":
+        return text
+    for pattern, chinese in QUANTITIES:
+        text = pattern.sub(chinese, text)
+    return text
+
+
 def join(parts: list[str], lang: str = DEFAULT) -> str:
     """Clauses joined with `; ` (English) or `；` (Chinese)."""
     return ("；" if lang == "zh" else "; ").join(parts)
@@ -124,11 +133,50 @@ SENTENCES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
             r"推断：\1；进程无声无息地死掉，多半是被 OOM killer 发了 SIGKILL",
         ),
         (r"(\S+) is (.+) in this job", r"这个任务里 \1 是 \2"),
+        (
+            r"a (\S+) raised where (\S+) calls (\S+): the installed versions do not fit together",
+            r"在 \2 调用 \3 的地方抛出的 \1：装的两个版本对不上",
+        ),
+        (
+            r"a (\S+) about (\S+): the installed version is not the one this code expects",
+            r"关于 \2 的 \1：装的版本不是这段代码要的版本",
+        ),
+        (
+            r"the exception \((\S+), raised at (.+)\) names this failure",
+            r"异常（\1，抛出位置 \2）本身就说明了是这个故障",
+        ),
         (r"this job was started with (`.+`)", r"这个任务是用 \1 启动的"),
         (
             r"(\S+): (.+) -> (\S+) \(the usual (.+) is not below this job's (.+); lower it by about 0\.2\)",
             r"\1: \2 -> \3（常用值 \4 并不比这个任务的 \5 低；降低约 0.2）",
         ),
+    )
+)
+
+#: The pieces numbers are said in (conclude/quantities.py), replaced in order.
+QUANTITIES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p), zh)
+    for p, zh in (
+        (r"tried to allocate (\S+ \S+)", r"尝试分配 \1"),
+        (r"on a GPU with (\S+ \S+) in total, of which (\S+ \S+) was free", r"GPU 总容量 \1，其中空闲 \2"),
+        (r"on a GPU with (\S+ \S+) in total", r"GPU 总容量 \1"),
+        (r"(\S+ \S+) reserved by PyTorch but unallocated \(fragmentation\)", r"PyTorch 预留但未分配 \1（显存碎片）"),
+        (r"node memory (\S+) GB of (\S+) GB", r"节点内存已用 \1 GB，共 \2 GB"),
+        (r", above Ray's kill threshold (\S+)", r"，超过 Ray 的 kill 阈值 \1"),
+        (r"^killed: ", "被杀："),
+        (r" ran (\d+) s against a (\d+) s timeout", r" 已运行 \1 s，超时阈值 \2 s"),
+        (r" ran (\d+) s", r" 已运行 \1 s"),
+        (r"the kernel killed a process", "内核杀掉了一个进程"),
+        (r"the kernel killed (\S+)", r"内核杀掉了 \1"),
+        (r" using (\S+) GiB of resident memory", r"，常驻内存 \1 GiB"),
+        (r"requested (.+), which no node of the cluster can provide", r"申请了 \1，集群里没有任何节点能满足"),
+        (r"(\S+) GiB of (\S+) GiB free on the GPU when vLLM started", r"vLLM 启动时 GPU 空闲 \1 GiB（共 \2 GiB）"),
+        (r"(\S+) GiB free on the GPU when vLLM started", r"vLLM 启动时 GPU 空闲 \1 GiB"),
+        (
+            r"max model length (\d+) tokens does not fit in the KV cache",
+            r"max model length \1 个 token 放不进 KV cache",
+        ),
+        (r"; ", "；"),
     )
 )
 
@@ -265,6 +313,21 @@ ZH: dict[str, str] = {
     "**Flags by framework**": "**各框架的参数**",
     "**Looks like**": "**日志长这样**",
     "**References:** ": "**参考资料：** ",
+    # version mismatches and collective hangs (rlfix/details.py)
+    "the installed {callee} is not the version this code was written for": "装的 {callee} 不是这段代码适配的版本",
+    "{caller} calls {callee} in a way that version does not support": "{caller} 调用 {callee} 的方式，这个版本不支持",
+    "; it asks for {wanted} ({source})": "；它要求 {wanted}（{source}）",
+    "rank {rank} is at {where}": "rank {rank} 停在 {where}",
+    " while {ranks} {verb} in {where}": "，而 {ranks} 在 {where} 里等待",
+    "{ranks} {verb} in {where}": "{ranks} 在 {where} 里等待",
+    "; {ranks} never reported a timeout (dead or stuck before it)": (
+        "；{ranks} 始终没有报超时（在此之前已经挂掉或卡住）"
+    ),
+    ": look at {ranks}": "：先看 {ranks}",
+    ": every rank waits in the same collective, so the cause is outside it (a rank that stopped "
+    "calling collectives, or the network)": (
+        "：所有 rank 都在同一个集合通信里等待，原因不在它本身（有 rank 不再调用集合通信，或者网络有问题）"
+    ),
     # CLI
     "rlfix: error: {message}": "rlfix：错误：{message}",
     "rlfix: warning: {message}": "rlfix：警告：{message}",

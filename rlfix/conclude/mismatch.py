@@ -98,8 +98,12 @@ def with_mismatch(diag: Diagnosis, kb: KnowledgeBase, context: JobContext) -> Di
     mismatch = find_mismatch(diag, kb, context)
     if mismatch is None:
         return diag
-    reason = f"a {diag.details.exception.exception if diag.details.exception else 'error'} raised between packages: "
-    reason += mismatch.describe()
+    cls = diag.details.exception.exception if diag.details.exception else "error"
+    if mismatch.caller is None:
+        reason = f"a {cls} about {mismatch.callee}: the installed version is not the one this code expects"
+    else:
+        where = f"{mismatch.caller} calls {mismatch.callee}"
+        reason = f"a {cls} raised where {where}: the installed versions do not fit together"
     return replace(
         diag,
         signature=kb.require(MISMATCH_ID),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rlfix.i18n import join, phrase, sentence, word
+from rlfix.i18n import join, phrase, said, sentence, word
 from rlfix.model import Evidence
 from rlfix.report import Diagnosis, Remedy, Report
 
@@ -119,7 +119,7 @@ def shown_values(d: Diagnosis) -> dict[str, str]:
 def details_lines(d: Diagnosis, lang: str = "en") -> list[str]:
     """The typed details of a diagnosis as short lines ("exception: KeyError: 'x'", "raised at: ...")."""
     det = d.details
-    out: list[str] = list(det.quantities)
+    out: list[str] = [said(q, lang) for q in det.quantities]
     exc = det.exception
     if exc is not None and exc.exception:
         msg = f": {exc.message}" if exc.message else ""
@@ -133,9 +133,9 @@ def details_lines(d: Diagnosis, lang: str = "en") -> list[str]:
             out.append(phrase("exit code: {code}", lang, code=unknown.exit_code))
         out.extend(phrase("error x{n}: {template}", lang, n=t.count, template=t.template) for t in unknown.templates)
     if det.hang is not None:
-        out.append(phrase("collective hang: {text}", lang, text=det.hang.describe()))
+        out.append(phrase("collective hang: {text}", lang, text=det.hang.describe(lang)))
     if det.mismatch is not None:
-        out.append(phrase("version mismatch: {text}", lang, text=det.mismatch.describe()))
+        out.append(phrase("version mismatch: {text}", lang, text=det.mismatch.describe(lang)))
     if det.similar:
         similar = ", ".join(f"{s.id} ({s.score})" for s in det.similar)
         out.append(phrase("similar known failures: {text}", lang, text=similar))
