@@ -118,3 +118,35 @@ def test_click_runner_agrees() -> None:
 def test_help_documents_exit_status(run_cli: RunCli) -> None:
     out = run_cli(["diagnose", "--help"]).stdout
     assert "Exit status" in out and "2  usage error" in out
+
+
+def test_exit_status_of_a_saved_log(run_cli: RunCli, tmp_path: Path) -> None:
+    """`--exit-status` for logs a wrapper script saved: 137, -9 and SIGKILL mean the same."""
+    log = tmp_path / "job.log"
+    log.write_text("step 3 loss 0.2\n")
+    for status in ("137", "-9", "SIGKILL"):
+        proc = run_cli(["diagnose", str(log), "--exit-status", status, "-f", "json"])
+        assert proc.returncode == 1, proc.stderr
+        data = json.loads(proc.stdout)
+        assert data["failed"] is True and data["top"] == "host-oom-sigkill"
+    proc = run_cli(["diagnose", str(log), "--exit-status", "1"])
+    assert proc.returncode == 1 and "the command failed (exit status 1)" in proc.stdout
+    assert run_cli(["diagnose", str(log), "--exit-status", "0"]).returncode == 0
+    bad = run_cli(["diagnose", str(log), "--exit-status", "SIGNOPE"])
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "unknown exit status" in bad.stderr
+
+
+def test_ray_commands_share_the_view_options(tmp_path: Path) -> None:
+    """Issue 11 item 8: `rlfix ray job|logs|cluster` take the options `diagnose` takes."""
+    for command in (["ray", "job"], ["ray", "logs"], ["ray", "cluster"]):
+        helped = CliRunner().invoke(cli, [*command, "--help"], terminal_width=200).output
+        for option in ("--top", "--all", "--all-flags", "-o, --output", "--format", "-v, --verbose", "--color"):
+            assert option in helped, (command, option)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    oom = "Task was killed due to the node running low on memory."
+    (logs / "raylet.out").write_text(f"[2026-11-22 01:10:16,361 I 1 1] (raylet) node_manager.cc:1: {oom}\n")
+    out = tmp_path / "report.json"
+    result = CliRunner().invoke(cli, ["ray", "logs", str(logs), "-f", "json", "-o", str(out), "--top", "1", "-v"])
+    assert result.exit_code == 1, result.output
+    assert result.output == "" and json.loads(out.read_text())["top"] == "ray-oom-killer"

@@ -72,15 +72,7 @@ def render_text(
     names = [s.name for s in report.sources if not s.skipped]
     what = names[0] if len(names) == 1 else f"{len(names)} inputs"
     lines = sum(s.lines for s in report.sources)
-    if not report.diagnoses:
-        out.append(
-            style("rlfix: no failure recognised", "bold", "green")
-            + f" in {what} ({lines:,} lines){notes_phrase(report)}."
-        )
-    else:
-        n = len(report.diagnoses)
-        head = f"rlfix: {n} finding{'s' if n > 1 else ''}"
-        out.append(style(head, "bold") + f" in {what} ({lines:,} lines), most likely cause first.")
+    out.append(_headline(report, style, what, lines))
     ctx = report.context
     if not ctx.empty:
         out.append(style("job: ", "dim") + context_line(report))
@@ -98,6 +90,22 @@ def render_text(
     out.extend(_footer(report, style))
     # Log text, file names and user signatures reach the terminal only with their controls escaped.
     return safe.terminal("\n".join(out) + "\n", keep_style=color)
+
+
+def _headline(report: Report, style: Callable[..., str], what: str, lines: int) -> str:
+    """The first line: how many findings, or that none was recognised (and whether the command failed)."""
+    ended = report.insights.exit
+    if not report.diagnoses and ended is not None and ended.failed:
+        return (
+            style(f"rlfix: the command failed ({ended.describe()})", "bold")
+            + f"; no known failure recognised in {what} ({lines:,} lines){notes_phrase(report)}."
+        )
+    if not report.diagnoses:
+        verdict = style("rlfix: no failure recognised", "bold", "green")
+        return verdict + f" in {what} ({lines:,} lines){notes_phrase(report)}."
+    n = len(report.diagnoses)
+    head = f"rlfix: {n} finding{'s' if n > 1 else ''}"
+    return style(head, "bold") + f" in {what} ({lines:,} lines), most likely cause first."
 
 
 def _footer(report: Report, style: Callable[..., str]) -> list[str]:
