@@ -357,44 +357,59 @@ def ray_group() -> None:
     """Diagnose Ray jobs, Ray session logs, and whole Ray clusters (needs the `ray` extra)."""
 
 
+timeout_option = click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Longest wait for the cluster to answer when connecting; then one line and exit 2.",
+)
+
+
 @ray_group.command("job")
 @click.argument("job_id")
 @click.option("--address", default=None, help="Ray dashboard, e.g. http://127.0.0.1:8265 (default: RAY_ADDRESS).")
 @click.option("--follow", is_flag=True, help="Follow a running job; alert on the first root cause, report at the end.")
+@timeout_option
 @view_options
 @kb_option
-def ray_job(job_id: str, address: str | None, follow: bool, view: View, kb_dirs: tuple[str, ...]) -> None:
+def ray_job(
+    job_id: str, address: str | None, follow: bool, timeout: float, view: View, kb_dirs: tuple[str, ...]
+) -> None:
     """Diagnose a submitted Ray job from its logs and the cluster's state."""
     from rlfix.integrations.ray import diagnose_job, watch_job
 
     kb_obj = _kb(kb_dirs)
     if follow:
-        report = watch_job(job_id, address=address, kb=kb_obj, on_alert=_alert)
+        report = watch_job(job_id, address=address, kb=kb_obj, on_alert=_alert, connect_timeout=timeout)
     else:
-        report = diagnose_job(job_id, address=address, kb=kb_obj)
+        report = diagnose_job(job_id, address=address, kb=kb_obj, connect_timeout=timeout)
     _emit(report, view)
 
 
 @ray_group.command("logs")
 @click.argument("directory", required=False, type=click.Path(file_okay=False))
+@timeout_option
 @view_options
 @kb_option
-def ray_logs(directory: str | None, view: View, kb_dirs: tuple[str, ...]) -> None:
+def ray_logs(directory: str | None, timeout: float, view: View, kb_dirs: tuple[str, ...]) -> None:
     """Diagnose a Ray session's log folder (default: /tmp/ray/session_latest/logs)."""
     from rlfix.integrations.ray import diagnose_session_logs
 
-    _emit(diagnose_session_logs(directory, kb=_kb(kb_dirs)), view)
+    _emit(diagnose_session_logs(directory, kb=_kb(kb_dirs), connect_timeout=timeout), view)
 
 
 @ray_group.command("cluster")
 @click.option("--address", default=None, help="Ray cluster address (default: RAY_ADDRESS or the local cluster).")
+@timeout_option
 @view_options
 @kb_option
-def ray_cluster(address: str | None, view: View, kb_dirs: tuple[str, ...]) -> None:
+def ray_cluster(address: str | None, timeout: float, view: View, kb_dirs: tuple[str, ...]) -> None:
     """Scan the session logs on every alive node of a Ray cluster and merge the evidence."""
     from rlfix.integrations.ray import diagnose_cluster
 
-    _emit(diagnose_cluster(address=address, kb=_kb(kb_dirs)), view)
+    _emit(diagnose_cluster(address=address, kb=_kb(kb_dirs), connect_timeout=timeout), view)
 
 
 def _alert(evidence: Evidence, sig_id: str) -> None:
