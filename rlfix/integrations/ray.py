@@ -303,7 +303,14 @@ def _connect(address: str | None, timeout: float = DEFAULT_TIMEOUT) -> bool:
     probed = time.monotonic() - started
 
     def init() -> None:
-        ray.init(address=target, log_to_driver=False, logging_level=logging.ERROR, namespace="rlfix")
+        # Run in a thread to bound it, ray.init warns that it sets no SIGTERM handler: not news to a user.
+        worker_log = logging.getLogger("ray._private.worker")
+        level = worker_log.level
+        worker_log.setLevel(max(level, logging.ERROR))
+        try:
+            ray.init(address=target, log_to_driver=False, logging_level=logging.ERROR, namespace="rlfix")
+        finally:
+            worker_log.setLevel(level)
 
     bounded(init, timeout, f"cannot connect to a Ray cluster at {target}", spent=probed)
     return True
