@@ -30,6 +30,7 @@ def diagnose(
     baseline: Source | Report | None = None,
     on_alert: Alert | None = None,
     follow_symlinks: bool = False,
+    exit_status: int | str | None = None,
 ) -> Report:
     """Diagnose a log and return a ranked `Report`.
 
@@ -43,12 +44,16 @@ def diagnose(
     that also show there are discounted. `on_alert(evidence, id)` is called the first time each
     signature matches. `engine` is `auto`, `hyperscan` or `python`; `redact=False` quotes
     evidence without masking credentials. Directory walks skip links that lead out of the
-    directory unless `follow_symlinks`.
+    directory unless `follow_symlinks`. `exit_status` is how the command that wrote the log
+    ended (`137`, `-9` or `"SIGKILL"`, as a wrapper script saw it): a death by signal is evidence
+    (SIGKILL suggests an OOM kill, SIGSEGV a native crash), and any non-zero status makes the
+    report `failed`.
 
     >>> diagnose("RuntimeError: CUDA error: an illegal memory access was encountered\\n").top.id
     'cuda-illegal-memory-access'
     """
     triage = Triage(kb, kb_dirs=kb_dirs, engine=engine, redact=redact, on_new=on_alert)
+    triage.set_exit_status(exit_status)
     if baseline is not None and not isinstance(baseline, Report):
         baseline = diagnose(baseline, kb=triage.kb, engine=engine, redact=redact, strict=strict)
     triage.baseline = baseline

@@ -8,10 +8,13 @@ Exit status (every command):
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
@@ -86,6 +89,57 @@ def _write(text: str, output: str | None) -> None:
         click.echo(text, nl=False)
 
 
+@dataclass(frozen=True)
+class View:
+    """How a command shows its report: the format, the render options, and where it goes."""
+
+    fmt: str
+    options: RenderOptions
+    output: str | None
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_VIEW_OPTIONS = (
+    click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True),
+    click.option("--top", type=click.IntRange(min=1), default=DEFAULT_TOP, show_default=True, help="Findings to show."),
+    click.option("-a", "--all", "show_all", is_flag=True, help="Show every finding, not just the top ones."),
+    click.option("--all-flags", is_flag=True, help="Also show flags for frameworks not detected in the log."),
+    click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report to a file."),
+    click.option("--color/--no-color", default=None, help="Colour the text (default: on a terminal, unless NO_COLOR)."),
+    click.option("-v", "--verbose", is_flag=True, help="Show more evidence lines per finding."),
+    lang_option,
+)
+
+
+def view_options(func: F) -> F:
+    """The options every report-printing command shares, handed to the command as one `view: View`."""
+
+    @functools.wraps(func)
+    def wrapper(
+        *args: Any,
+        fmt: str,
+        top: int,
+        show_all: bool,
+        all_flags: bool,
+        output: str | None,
+        color: bool | None,
+        verbose: bool,
+        lang: str | None,
+        **kwargs: Any,
+    ) -> Any:
+        use_color = color if color is not None else (output is None and color_wanted(sys.stdout.isatty()))
+        language = i18n.resolve(lang)
+        options = RenderOptions(
+            top=top, show_all=show_all, all_flags=all_flags, verbose=verbose, color=use_color, lang=language
+        )
+        return func(*args, view=View(fmt, options, output), **kwargs)
+
+    for option in reversed(_VIEW_OPTIONS):
+        wrapper = option(wrapper)
+    return wrapper  # type: ignore[return-value]
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, "-V", "--version", message="rlfix %(version)s")
 def cli() -> None:
@@ -102,15 +156,9 @@ def cli() -> None:
 
 @cli.command(epilog=EXIT_STATUS_HELP)
 @click.argument("paths", nargs=-1, type=click.Path(allow_dash=True))
-@click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
-@click.option("--top", type=click.IntRange(min=1), default=DEFAULT_TOP, show_default=True, help="Findings to show.")
-@click.option("-a", "--all", "show_all", is_flag=True, help="Show every finding, not just the top ones.")
-@click.option("--all-flags", is_flag=True, help="Also show flags for frameworks not detected in the log.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report to a file.")
-@click.option("--color/--no-color", default=None, help="Colour the text (default: on a terminal, unless NO_COLOR).")
+@view_options
 @click.option("--no-redact", is_flag=True, help="Quote evidence without masking tokens and passwords.")
 @click.option("--engine", type=click.Choice(["auto", "hyperscan", "python"]), default="auto", show_default=True)
-@click.option("-v", "--verbose", is_flag=True, help="Show more evidence lines per finding.")
 @click.option("--follow", is_flag=True, help="Follow one growing FILE (tail -f); alert when a root cause appears.")
 @click.option("--follow-symlinks", is_flag=True, help="In directories, also read links that lead out of them.")
 @click.option(
@@ -127,25 +175,23 @@ def cli() -> None:
     metavar="HEALTHY_LOG",
     help="A log of a healthy run of the same job: findings that also appear there are discounted.",
 )
+@click.option(
+    "--exit-status",
+    metavar="STATUS",
+    help="How the command that wrote the log ended (137, -9 or SIGKILL): a death by signal is evidence.",
+)
 @kb_option
-@lang_option
 def diagnose(
     paths: tuple[str, ...],
-    fmt: str,
-    top: int,
-    show_all: bool,
-    all_flags: bool,
-    output: str | None,
-    color: bool | None,
+    view: View,
     no_redact: bool,
     engine: str,
-    verbose: bool,
     follow: bool,
     follow_symlinks: bool,
     idle_exit: float,
     baseline: str | None,
+    exit_status: str | None,
     kb_dirs: tuple[str, ...],
-    lang: str | None,
 ) -> None:
     """Diagnose log files, directories (recursively), .gz files, or stdin (no PATH, or -).
 
@@ -154,7 +200,7 @@ def diagnose(
     Ctrl-C, or once a fatal root cause is known and FILE has been idle for --idle-exit seconds.
     """
     if follow:
-        report = _follow(paths, kb_dirs, engine, not no_redact, baseline, idle_exit)
+        report = _follow(paths, kb_dirs, engine, not no_redact, baseline, idle_exit, exit_status)
     else:
         from rlfix.api import diagnose as diagnose_source
 
@@ -166,17 +212,10 @@ def diagnose(
             strict=False,
             follow_symlinks=follow_symlinks,
             baseline=Path(baseline) if baseline else None,
+            exit_status=exit_status,
         )
-    language = i18n.resolve(lang)
-    _warn_skipped(report, language)
-    use_color = color if color is not None else (output is None and color_wanted(sys.stdout.isatty()))
-    options = RenderOptions(
-        top=top, show_all=show_all, all_flags=all_flags, verbose=verbose, color=use_color, lang=language
-    )
-    _write(render(report, fmt, options), output)
-    for err in report.errors:
-        _fail(err, language)
-    sys.exit(report.exit_code)
+    _warn_skipped(report, view.options.lang)
+    _emit(report, view)
 
 
 def _warn_skipped(report: Report, lang: str) -> None:
@@ -187,7 +226,13 @@ def _warn_skipped(report: Report, lang: str) -> None:
 
 
 def _follow(
-    paths: Sequence[str], kb_dirs: Sequence[str], engine: str, redact: bool, baseline: str | None, idle_exit: float
+    paths: Sequence[str],
+    kb_dirs: Sequence[str],
+    engine: str,
+    redact: bool,
+    baseline: str | None,
+    idle_exit: float,
+    exit_status: str | None = None,
 ) -> Report:
     from rlfix.api import diagnose as diagnose_source
     from rlfix.core import Triage
@@ -199,6 +244,7 @@ def _follow(
     kb_obj = _kb(kb_dirs)
     healthy = diagnose_source(Path(baseline), kb=kb_obj, engine=engine) if baseline else None
     triage = Triage(kb_obj, engine=engine, redact=redact, baseline=healthy)
+    triage.set_exit_status(exit_status)
     with stop_on_signals() as stop:
         return follow_file(paths[0], triage, on_alert=_alert, idle_exit=idle_exit, stop=stop)
 
@@ -411,54 +457,70 @@ def ray_group() -> None:
     """Diagnose Ray jobs, Ray session logs, and whole Ray clusters (needs the `ray` extra)."""
 
 
+timeout_option = click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Longest wait for the cluster to answer when connecting; then one line and exit 2.",
+)
+
+
 @ray_group.command("job")
 @click.argument("job_id")
 @click.option("--address", default=None, help="Ray dashboard, e.g. http://127.0.0.1:8265 (default: RAY_ADDRESS).")
 @click.option("--follow", is_flag=True, help="Follow a running job; alert on the first root cause, report at the end.")
-@click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@timeout_option
+@view_options
 @kb_option
-def ray_job(job_id: str, address: str | None, follow: bool, fmt: str, kb_dirs: tuple[str, ...]) -> None:
+def ray_job(
+    job_id: str, address: str | None, follow: bool, timeout: float, view: View, kb_dirs: tuple[str, ...]
+) -> None:
     """Diagnose a submitted Ray job from its logs and the cluster's state."""
     from rlfix.integrations.ray import diagnose_job, watch_job
 
     kb_obj = _kb(kb_dirs)
     if follow:
-        report = watch_job(job_id, address=address, kb=kb_obj, on_alert=_alert)
+        report = watch_job(job_id, address=address, kb=kb_obj, on_alert=_alert, connect_timeout=timeout)
     else:
-        report = diagnose_job(job_id, address=address, kb=kb_obj)
-    _emit(report, fmt)
+        report = diagnose_job(job_id, address=address, kb=kb_obj, connect_timeout=timeout)
+    _emit(report, view)
 
 
 @ray_group.command("logs")
 @click.argument("directory", required=False, type=click.Path(file_okay=False))
-@click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@timeout_option
+@view_options
 @kb_option
-def ray_logs(directory: str | None, fmt: str, kb_dirs: tuple[str, ...]) -> None:
+def ray_logs(directory: str | None, timeout: float, view: View, kb_dirs: tuple[str, ...]) -> None:
     """Diagnose a Ray session's log folder (default: /tmp/ray/session_latest/logs)."""
     from rlfix.integrations.ray import diagnose_session_logs
 
-    _emit(diagnose_session_logs(directory, kb=_kb(kb_dirs)), fmt)
+    _emit(diagnose_session_logs(directory, kb=_kb(kb_dirs), connect_timeout=timeout), view)
 
 
 @ray_group.command("cluster")
 @click.option("--address", default=None, help="Ray cluster address (default: RAY_ADDRESS or the local cluster).")
-@click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@timeout_option
+@view_options
 @kb_option
-def ray_cluster(address: str | None, fmt: str, kb_dirs: tuple[str, ...]) -> None:
+def ray_cluster(address: str | None, timeout: float, view: View, kb_dirs: tuple[str, ...]) -> None:
     """Scan the session logs on every alive node of a Ray cluster and merge the evidence."""
     from rlfix.integrations.ray import diagnose_cluster
 
-    _emit(diagnose_cluster(address=address, kb=_kb(kb_dirs)), fmt)
+    _emit(diagnose_cluster(address=address, kb=_kb(kb_dirs), connect_timeout=timeout), view)
 
 
 def _alert(evidence: Evidence, sig_id: str) -> None:
     click.echo(format_alert(evidence, sig_id), err=True)
 
 
-def _emit(report: Report, fmt: str) -> None:
-    click.echo(render(report, fmt, RenderOptions(color=color_wanted(sys.stdout.isatty()))), nl=False)
+def _emit(report: Report, view: View) -> None:
+    """Print (or write) the report as asked, list input problems, and exit with the report's status."""
+    _write(render(report, view.fmt, view.options), view.output)
     for err in report.errors:
-        _fail(err)
+        _fail(err, view.options.lang)
     sys.exit(report.exit_code)
 
 

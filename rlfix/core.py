@@ -11,6 +11,7 @@ from typing import BinaryIO
 
 from rlfix.alerts import Alert
 from rlfix.conclude import Observations, conclude
+from rlfix.details import ExitStatus
 from rlfix.errors import InputError
 from rlfix.kb.load import KnowledgeBase, load_knowledge
 from rlfix.match.matcher import Hit, Matcher, ProbeKind, scan_buffers
@@ -98,6 +99,7 @@ class Triage:
         self._feed_source = self._feed_raw = "<lines>"
         self._feed_lines = 0
         self._feed_bytes = 0
+        self.exit_status: ExitStatus | None = None
 
     # --- input -----------------------------------------------------------------------
 
@@ -182,6 +184,17 @@ class Triage:
         if strict:
             raise InputError(str(problem))
         self._errors.append(str(problem))
+
+    def set_exit_status(self, status: int | str | ExitStatus | None) -> None:
+        """How the command behind the log ended: `137`, `-9`, `"SIGKILL"` (see `ExitStatus.parse`), or None.
+
+        A death by signal becomes evidence when nothing in the log names a root cause, and a
+        non-zero status makes the report `failed` even when nothing was recognised.
+        """
+        if status is None or isinstance(status, ExitStatus):
+            self.exit_status = status
+        else:
+            self.exit_status = ExitStatus.parse(status)
 
     def add_error(self, message: str) -> None:
         """Record an input problem to show in the report (one line)."""
@@ -351,4 +364,5 @@ class Triage:
             errors=tuple(self._errors),
             engine=self.matcher.engine,
             redact=self.redact,
+            exit_status=self.exit_status,
         )

@@ -6,10 +6,12 @@ exactly as it was when these were plain dictionaries.
 
 from __future__ import annotations
 
+import signal as _signal
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rlfix.errors import UsageError
 from rlfix.i18n import join, phrase
 
 
@@ -262,6 +264,85 @@ class NodeScan:
         }
 
 
+#: What a death by each signal usually means for a training job: (signature id, meaning, check).
+SIGNAL_MEANINGS: Mapping[str, tuple[str, str, str]] = {
+    "SIGKILL": (
+        "host-oom-sigkill",
+        "killed by SIGKILL, which training jobs most often get from the kernel or container OOM killer",
+        "dmesg -T | grep -i -E 'killed process|out of memory', or oom_kill in the cgroup's memory.events",
+    ),
+    "SIGSEGV": ("native-crash", "a segmentation fault in native code", "run with PYTHONFAULTHANDLER=1 for the stack"),
+    "SIGBUS": ("native-crash", "a bus error, often a too-small /dev/shm", "df -h /dev/shm"),
+    "SIGILL": ("native-crash", "an illegal instruction: a binary built for another CPU", "pip check; the wheel's arch"),
+    "SIGFPE": ("native-crash", "a floating point exception in native code", "run with PYTHONFAULTHANDLER=1"),
+    "SIGABRT": ("native-crash", "aborted in native code (a failed C++ assert, std::terminate)", "the lines before it"),
+    "SIGTERM": (
+        "job-cancelled-by-scheduler",
+        "terminated from outside (scheduler, operator, launcher)",
+        "sacct -j JOBID / kubectl describe pod",
+    ),
+    "SIGHUP": ("job-cancelled-by-scheduler", "the terminal that started it went away", "run it under nohup or tmux"),
+    "SIGINT": ("job-cancelled-by-scheduler", "interrupted (Ctrl-C)", "who stopped it"),
+}
+
+
+@dataclass(frozen=True)
+class ExitStatus:
+    """How a command ended: its status as a shell reports it, and the signal that killed it, if one did."""
+
+    status: int
+    signal: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.status != 0
+
+    @property
+    def signal_number(self) -> int | None:
+        return int(_signal.Signals[self.signal]) if self.signal else None
+
+    @property
+    def meaning(self) -> tuple[str, str, str] | None:
+        """(signature id, what the signal means, the check to confirm it), for a known signal."""
+        return SIGNAL_MEANINGS.get(self.signal) if self.signal else None
+
+    def describe(self) -> str:
+        """One line: `exit status 137: killed by signal 9 (SIGKILL)`."""
+        if self.signal is None:
+            return f"exit status {self.status}"
+        return f"exit status {self.status}: killed by signal {self.signal_number} ({self.signal})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "signal": self.signal, "signal_number": self.signal_number}
+
+    @classmethod
+    def parse(cls, value: int | str) -> ExitStatus:
+        """From `137` (a shell's 128 + N), `-9` (Python's -N), `9`... or a signal name: `SIGKILL`, `KILL`."""
+        text = str(value).strip()
+        if text.lstrip("-").isdigit():
+            number = int(text)
+            if number < 0:
+                return cls(128 - number, _signal_name(-number, text))
+            if number > 255:
+                raise UsageError(f"exit status {text} is out of range (0-255, -N or a signal name)")
+            return cls(number, _signal_name(number - 128, text) if number > 128 else None)
+        name = text.upper() if text.upper().startswith("SIG") else "SIG" + text.upper()
+        try:
+            return cls(128 + int(_signal.Signals[name]), name)
+        except KeyError:
+            hint = "give a number (137, -9) or a signal name (SIGKILL)"
+            raise UsageError(f"unknown exit status {text!r}: {hint}") from None
+
+
+def _signal_name(number: int, text: str) -> str | None:
+    try:
+        return _signal.Signals(number).name
+    except ValueError:
+        if text.startswith("-"):
+            raise UsageError(f"exit status {text}: no signal {number}") from None
+        return None
+
+
 @dataclass(frozen=True)
 class Insights:
     """The story of the failure: stage, last step, first failing place, collateral, unknown errors."""
@@ -273,6 +354,8 @@ class Insights:
     error_templates: tuple[ErrorTemplate, ...] = ()
     discounted_by_baseline: tuple[str, ...] = ()
     ray_nodes: tuple[NodeScan, ...] | None = None
+    #: How the command ended, when it is known (`rlfix run`, `--exit-status`).
+    exit: ExitStatus | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -287,4 +370,6 @@ class Insights:
             out["discounted_by_baseline"] = list(self.discounted_by_baseline)
         if self.ray_nodes is not None:
             out["ray_nodes"] = [n.to_dict() for n in self.ray_nodes]
+        if self.exit is not None:
+            out["exit"] = self.exit.to_dict()
         return out

@@ -328,6 +328,10 @@ ZH: dict[str, str] = {
     "calling collectives, or the network)": (
         "：所有 rank 都在同一个集合通信里等待，原因不在它本身（有 rank 不再调用集合通信，或者网络有问题）"
     ),
+    "rlfix: the command failed ({how})": "rlfix：命令失败（{how}）",
+    "; no known failure recognised in {what} ({lines:,} lines){notes}.": (
+        "；在 {what}（{lines:,} 行）里没有识别到已知故障{notes}。"
+    ),
     # CLI
     "rlfix: error: {message}": "rlfix：错误：{message}",
     "rlfix: warning: {message}": "rlfix：警告：{message}",

@@ -147,8 +147,9 @@ class Report:
 
     @property
     def failed(self) -> bool:
-        """Whether any failure was diagnosed."""
-        return bool(self.diagnoses)
+        """Whether any failure was diagnosed, or the command is known to have failed (its exit status)."""
+        ended = self.insights.exit
+        return bool(self.diagnoses) or (ended is not None and ended.failed)
 
     def get(self, sig_id: str) -> Diagnosis | None:
         """The diagnosis (top-level or folded) for a signature id."""
@@ -205,6 +206,22 @@ class Report:
 
     def __str__(self) -> str:
         return self.render("text", color=False)
+
+    def __repr__(self) -> str:
+        """Short: a head line, then one line per diagnosis (`str()` and `_repr_html_` are the full report)."""
+        n = len(self.diagnoses)
+        head = f"<rlfix.Report failed={self.failed} {n} finding{'' if n == 1 else 's'}, {self.lines} lines"
+        head += f" from {len(self.sources)} input{'' if len(self.sources) == 1 else 's'}"
+        if self.insights.exit is not None:
+            head += f", {self.insights.exit.describe()}"
+        if self.errors:
+            head += f", {len(self.errors)} error{'' if len(self.errors) == 1 else 's'}"
+        rows = [
+            f"  {i}. {d.id} ({d.kind.value}, {d.severity.value}, confidence {d.confidence:.2f}) "
+            f"at {d.first.source}:{d.first.line}" + (f", explains {len(d.folded)}" if d.folded else "")
+            for i, d in enumerate(self.diagnoses, 1)
+        ]
+        return "\n".join([head + (":" if rows else ">"), *rows]) + (">" if rows else "")
 
     def _repr_markdown_(self) -> str:
         return self.render("markdown")

@@ -82,3 +82,26 @@ def test_report_renders_in_a_notebook(mini_kb: KnowledgeBase) -> None:
 def test_healthy_log_has_no_findings(mini_kb: KnowledgeBase) -> None:
     report = rlfix.diagnose("all good\nstep 2 loss 0.1\n", kb=mini_kb)
     assert report.diagnoses == () and report.top is None and report.exit_code == 0
+
+
+def test_exit_status_is_evidence_in_the_api() -> None:
+    report = rlfix.diagnose("step 3 loss 0.2\n", exit_status=-9)
+    assert report.failed and report.top is not None and report.top.id == "host-oom-sigkill"
+    assert report.top.confidence <= 0.5 and report.top.first.source == "<exit status>"
+    assert report.insights.exit is not None and report.insights.exit.signal == "SIGKILL"
+    assert rlfix.diagnose("step 3 loss 0.2\n", exit_status="SIGABRT").ids == ["native-crash"]
+    assert rlfix.diagnose("step 3 loss 0.2\n", exit_status=143).ids == ["job-cancelled-by-scheduler"]
+    plain = rlfix.diagnose("step 3 loss 0.2\n", exit_status=2)
+    assert plain.failed and plain.ids == [] and plain.exit_code == 1
+    assert not rlfix.diagnose("step 3 loss 0.2\n", exit_status=0).failed
+    with pytest.raises(rlfix.UsageError):
+        rlfix.diagnose("x y\n", exit_status="SIGNOPE")
+
+
+def test_repr_is_short_and_html_stays_rich() -> None:
+    report = rlfix.diagnose("RuntimeError: CUDA error: an illegal memory access was encountered\nKilled\n")
+    lines = repr(report).splitlines()
+    assert len(lines) == 1 + len(report.diagnoses)
+    assert lines[0].startswith("<rlfix.Report failed=True 2 findings")
+    assert lines[1].startswith("  1. cuda-illegal-memory-access (root, fatal, confidence")
+    assert "<svg" in report._repr_html_() and len(report._repr_html_()) > 10 * len(repr(report))

@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import gzip
+import http.server
 import json
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from rlfix.cli import cli
@@ -118,3 +126,158 @@ def test_click_runner_agrees() -> None:
 def test_help_documents_exit_status(run_cli: RunCli) -> None:
     out = run_cli(["diagnose", "--help"]).stdout
     assert "Exit status" in out and "2  usage error" in out
+
+
+def test_exit_status_of_a_saved_log(run_cli: RunCli, tmp_path: Path) -> None:
+    """`--exit-status` for logs a wrapper script saved: 137, -9 and SIGKILL mean the same."""
+    log = tmp_path / "job.log"
+    log.write_text("step 3 loss 0.2\n")
+    for status in ("137", "-9", "SIGKILL"):
+        proc = run_cli(["diagnose", str(log), "--exit-status", status, "-f", "json"])
+        assert proc.returncode == 1, proc.stderr
+        data = json.loads(proc.stdout)
+        assert data["failed"] is True and data["top"] == "host-oom-sigkill"
+    proc = run_cli(["diagnose", str(log), "--exit-status", "1"])
+    assert proc.returncode == 1 and "the command failed (exit status 1)" in proc.stdout
+    assert run_cli(["diagnose", str(log), "--exit-status", "0"]).returncode == 0
+    bad = run_cli(["diagnose", str(log), "--exit-status", "SIGNOPE"])
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "unknown exit status" in bad.stderr
+
+
+def test_ray_commands_share_the_view_options(tmp_path: Path) -> None:
+    """Issue 11 item 8: `rlfix ray job|logs|cluster` take the options `diagnose` takes."""
+    for command in (["ray", "job"], ["ray", "logs"], ["ray", "cluster"]):
+        helped = CliRunner().invoke(cli, [*command, "--help"], terminal_width=200).output
+        for option in ("--top", "--all", "--all-flags", "-o, --output", "--format", "-v, --verbose", "--color"):
+            assert option in helped, (command, option)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    oom = "Task was killed due to the node running low on memory."
+    (logs / "raylet.out").write_text(f"[2026-11-22 01:10:16,361 I 1 1] (raylet) node_manager.cc:1: {oom}\n")
+    out = tmp_path / "report.json"
+    result = CliRunner().invoke(cli, ["ray", "logs", str(logs), "-f", "json", "-o", str(out), "--top", "1", "-v"])
+    assert result.exit_code == 1, result.output
+    assert result.output == "" and json.loads(out.read_text())["top"] == "ray-oom-killer"
+
+
+# --- Ray connection problems (issue 11 item 5): one line, exit 2, within --timeout; no cluster needed.
+
+
+class _Dashboard(http.server.BaseHTTPRequestHandler):
+    """Answers like a Ray dashboard: /api/version, and 404 for any job."""
+
+    status = 200
+
+    def do_GET(self) -> None:
+        body = json.dumps({"version": "4", "ray_version": "2.60.0", "ray_commit": "x"}).encode()
+        code = self.status if self.path.startswith("/api/version") or self.status != 200 else 404
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+class _NeedsToken(_Dashboard):
+    status = 401
+
+
+@contextmanager
+def _serving(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[int]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@contextmanager
+def _not_http(reply: bytes) -> Iterator[int]:
+    """A TCP port that answers like a gRPC server (HTTP/2 bytes), or holds the connection silently."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            held.append(conn)
+            if reply:
+                conn.sendall(reply)
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        listener.close()
+        for conn in held:
+            conn.close()
+
+
+def _closed_port() -> int:
+    with socket.create_server(("127.0.0.1", 0)) as sock:
+        return int(sock.getsockname()[1])
+
+
+GRPC_BYTES = b"\x00\x00\x06\x04\x00\x00\x00\x00\x00\x00\x05\x00\x00@\x00"
+
+
+def _one_line_exit_2(proc: subprocess.CompletedProcess[str], *needles: str) -> None:
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
+    for needle in needles:
+        assert needle in proc.stderr, proc.stderr
+
+
+def _timed(run_cli: RunCli, args: list[str]) -> tuple[subprocess.CompletedProcess[str], float]:
+    start = time.monotonic()
+    proc = run_cli(args, env={"RAY_ADDRESS": "", "RAY_API_SERVER_ADDRESS": ""})
+    return proc, time.monotonic() - start
+
+
+def test_ray_wrong_port_on_loopback_is_one_line(run_cli: RunCli) -> None:
+    pytest.importorskip("ray")
+    port = _closed_port()
+    for args in (["ray", "job", "raysubmit_x", "--address"], ["ray", "cluster", "--address"]):
+        proc, took = _timed(run_cli, [*args, f"127.0.0.1:{port}", "--timeout", "2"])
+        _one_line_exit_2(proc, f"nothing listens on 127.0.0.1:{port}")
+        assert took < 15
+
+
+def test_ray_dashboard_given_where_the_gcs_is_wanted(run_cli: RunCli) -> None:
+    pytest.importorskip("ray")
+    with _serving(_Dashboard) as port:
+        for address in (f"127.0.0.1:{port}", f"http://127.0.0.1:{port}"):
+            proc, took = _timed(run_cli, ["ray", "cluster", "--address", address, "--timeout", "2"])
+            _one_line_exit_2(proc, "is the Ray dashboard", "GCS", "127.0.0.1:6379")
+            assert took < 15
+        # Without http://, as `ray start` prints it, the dashboard is recognised: the Jobs API answers.
+        proc, _ = _timed(run_cli, ["ray", "job", "raysubmit_nope", "--address", f"127.0.0.1:{port}"])
+        _one_line_exit_2(proc, "no Ray job 'raysubmit_nope'")
+
+
+def test_ray_gcs_given_where_the_dashboard_is_wanted(run_cli: RunCli) -> None:
+    pytest.importorskip("ray")
+    with _not_http(GRPC_BYTES) as port:
+        proc, took = _timed(run_cli, ["ray", "job", "raysubmit_x", "--address", f"http://127.0.0.1:{port}"])
+        _one_line_exit_2(proc, "not the Ray dashboard", "http://127.0.0.1:8265")
+        assert took < 15
+    with _not_http(b"") as port:  # accepts and never answers: bounded by --timeout
+        proc, took = _timed(run_cli, ["ray", "job", "raysubmit_x", "--address", f"127.0.0.1:{port}", "--timeout", "3"])
+        _one_line_exit_2(proc, "within 3 s")
+        assert took < 20
+
+
+def test_ray_token_auth_asks_for_the_token(run_cli: RunCli) -> None:
+    pytest.importorskip("ray")
+    with _serving(_NeedsToken) as port:
+        proc, _ = _timed(run_cli, ["ray", "job", "raysubmit_x", "--address", f"http://127.0.0.1:{port}"])
+        _one_line_exit_2(proc, "RAY_AUTH_TOKEN")

@@ -87,7 +87,32 @@ def test_since_drops_older_cluster_wide_lines(tmp_path: Path) -> None:
     kept = Since(
         io.BytesIO(b"[2026-11-22 01:00:00,1 I] a\ncontinued\n[2026-11-22 02:00:00,1 I] b\ntail"), "2026-11-22 01:30:00"
     )
-    assert kept.read() + kept.read() + kept.read() == b"[2026-11-22 02:00:00,1 I] b\ntail"
+    # Dropped lines stay as empty lines: what is kept keeps its line number.
+    assert kept.read() + kept.read() + kept.read() == b"\n\n[2026-11-22 02:00:00,1 I] b\ntail"
+
+
+def _stamped(minute: int, text: str) -> str:
+    return f"[2026-11-22 01:{minute:02d}:00,000 I 1 1] {text}\n"
+
+
+@pytest.mark.parametrize("name", ["raylet.out", "gcs_server.out", "monitor.log"])
+def test_numbers_from_a_time_window_are_the_files_own(tmp_path: Path, name: str) -> None:
+    """A window that drops 200 earlier lines (and the later ones) still quotes line 214 as 214."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    before = "".join(_stamped(1, f"(raylet) main.cc:1: chatter {i}") for i in range(200))
+    inside = "".join(_stamped(30, f"(raylet) main.cc:1: healthy {i}") for i in range(13))
+    after = _stamped(59, "(raylet) main.cc:1: later") + OOM.replace("01:10:16", "01:59:00")
+    (logs / name).write_text(before + inside + OOM.replace("01:10:16", "01:31:00") + after)
+    triage = Triage()
+    feed_session_logs(triage, logs, since="2026-11-22 01:20:00")
+    diag = triage.report().get("ray-oom-killer")
+    assert diag is not None and (diag.first.source, diag.first.line) == (name, 214)
+    windowed = Triage()
+    stream = Since(io.BytesIO((logs / name).read_bytes()), "2026-11-22 01:20:00", "2026-11-22 01:40:00")
+    windowed.feed_stream(stream, name)  # type: ignore[arg-type]
+    inside_only = windowed.report().get("ray-oom-killer")
+    assert inside_only is not None and [e.line for e in inside_only.evidence] == [214]
 
 
 def test_huge_file_is_read_at_head_and_tail(tmp_path: Path) -> None:

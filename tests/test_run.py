@@ -203,3 +203,37 @@ def test_environment_gets_unbuffered_python() -> None:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
     result = rlfix_run("--", *script("import os; print(os.environ.get('PYTHONUNBUFFERED'))"), env=env)
     assert result.stdout == b"1\n"
+
+
+def test_death_by_sigkill_is_evidence_of_an_oom_kill(tmp_path: Path) -> None:
+    """Issue 11 item 4: the exit status reaches the diagnosis, with the check that confirms it."""
+    report = tmp_path / "report.json"
+    proc = rlfix_run("--report", str(report), "--", sys.executable, "-c", "import os; os.kill(os.getpid(), 9)")
+    assert proc.returncode == 137
+    err = proc.stderr.decode()
+    assert "host-oom-sigkill" in err and "SIGKILL" in err and "memory.events" in err
+    data = json.loads(report.read_text())
+    assert data["failed"] is True and data["top"] == "host-oom-sigkill"
+    assert data["insights"]["exit"] == {"status": 137, "signal": "SIGKILL", "signal_number": 9}
+    assert any(r.startswith("to confirm: dmesg") for r in data["diagnoses"][0]["reasons"])
+
+
+def test_a_segfault_is_a_native_crash_and_a_printed_cause_still_wins(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    proc = rlfix_run("--report", str(report), "--", *script("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"))
+    assert proc.returncode == 139
+    assert json.loads(report.read_text())["top"] == "native-crash"
+    killed_after_cuda = f'import os, sys; print("{CUDA_LINE}", file=sys.stderr); os.kill(os.getpid(), 9)'
+    proc = rlfix_run("--report", str(report), "--", sys.executable, "-c", killed_after_cuda)
+    assert proc.returncode == 137
+    data = json.loads(report.read_text())
+    assert data["top"] == "cuda-illegal-memory-access" and "host-oom-sigkill" not in json.dumps(data["diagnoses"])
+
+
+def test_failed_is_true_whenever_the_command_failed(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    proc = rlfix_run("--report", str(report), "--", *script("import sys; print('bye'); sys.exit(3)"))
+    assert proc.returncode == 3
+    data = json.loads(report.read_text())
+    assert data["failed"] is True and data["diagnoses"] == [] and data["insights"]["exit"]["status"] == 3
+    assert "the command failed (exit status 3)" in proc.stderr.decode()

@@ -16,8 +16,9 @@ from rlfix.conclude.exceptions import with_exception_class
 from rlfix.conclude.insights import Progress, insights
 from rlfix.conclude.mismatch import with_mismatch
 from rlfix.conclude.rank import rank
-from rlfix.conclude.tail import INFERRED, with_silent_death, with_tail_exception
+from rlfix.conclude.tail import INFERRED, with_exit_status, with_silent_death, with_tail_exception
 from rlfix.conclude.unrecognized import OpenTraceback, unrecognized
+from rlfix.details import ExitStatus
 from rlfix.job import JobContext
 from rlfix.kb.load import KnowledgeBase
 from rlfix.model import Evidence, Severity
@@ -50,6 +51,8 @@ class Observations:
     errors: tuple[str, ...] = ()
     engine: str = ""
     redact: bool = True
+    #: How the command ended, when the caller knows (`rlfix run`, `--exit-status`).
+    exit_status: ExitStatus | None = None
 
 
 def conclude(
@@ -63,6 +66,7 @@ def conclude(
     kept = with_tail_exception(kept, observed.bare_exception, kb)
     printed_errors = bool(observed.unknown.frequent or observed.open_traceback or observed.ending_error)
     kept = with_silent_death(kept, printed_errors, kb)
+    kept = with_exit_status(kept, observed.exit_status, kb)
     context = observed.context.with_eras(_versioned_flags(kb))
     ranked = [_explain(d, observed, kb, context) for d in rank(kept, kb, context)]
     # A warning on its own is worth knowing, never the cause: it goes to the notes.
@@ -79,7 +83,9 @@ def conclude(
         errors=observed.errors,
         engine=observed.engine,
         timeline=observed.timeline,
-        insights=insights(diagnoses, observed.progress, observed.unknown, discounted),
+        insights=replace(
+            insights(diagnoses, observed.progress, observed.unknown, discounted), exit=observed.exit_status
+        ),
     )
 
 
@@ -88,8 +94,10 @@ def _explain(diag: Diagnosis, observed: Observations, kb: KnowledgeBase, context
     diag = with_exception_class(with_mismatch(with_exception(diag, kb), kb, context), kb)
     diag = with_quantities(diag)
     if INFERRED in diag.values:
-        reason = f"inferred: {diag.values[INFERRED]}; a silent death is most often a SIGKILL from the OOM killer"
-        diag = replace(diag, confidence=min(diag.confidence, 0.5), reasons=(reason, *diag.reasons))
+        reasons = [f"inferred: {diag.values[INFERRED]}"]
+        if "check" in diag.values:
+            reasons.append(f"to confirm: {diag.values['check']}")
+        diag = replace(diag, confidence=min(diag.confidence, 0.5), reasons=(*reasons, *diag.reasons))
     return with_hang(diag, observed.collectives, context.world_size)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
+from rlfix.details import ExitStatus
 from rlfix.kb.load import KnowledgeBase
 from rlfix.model import Evidence, Kind
 from rlfix.observe.tally import Tally
@@ -58,5 +59,32 @@ def with_silent_death(tallies: Mapping[str, Tally], printed_errors: bool, kb: Kn
         return tallies
     first = min(launchers, key=lambda t: t.first.order).first
     tally = Tally(death)
-    tally.add(replace(first, values={**first.values, INFERRED: "the worker died without printing an error"}))
+    why = "the worker died without printing an error; a silent death is most often a SIGKILL from the OOM killer"
+    tally.add(replace(first, values={**first.values, INFERRED: why}))
     return {**tallies, death.id: tally}
+
+
+#: The source named by the evidence of an exit status (it is no line of any log).
+EXIT_SOURCE = "<exit status>"
+
+
+def with_exit_status(tallies: Mapping[str, Tally], ended: ExitStatus | None, kb: KnowledgeBase) -> Mapping[str, Tally]:
+    """A command killed by a signal, and no root cause in its output: the signal is the evidence.
+
+    SIGKILL suggests an OOM kill, SIGSEGV / SIGBUS / SIGILL / SIGFPE / SIGABRT a native crash,
+    SIGTERM / SIGHUP / SIGINT a stop from outside (`rlfix.details.SIGNAL_MEANINGS`). The diagnosis
+    is inferred (lower confidence) and carries the check that confirms it. A root cause printed
+    by the command wins: the signal is then its consequence and adds nothing.
+    """
+    meaning = ended.meaning if ended is not None else None
+    if ended is None or meaning is None or any(t.signature.kind is Kind.ROOT for t in tallies.values()):
+        return tallies
+    sig_id, what, check = meaning
+    sig = kb.get(sig_id)
+    if sig is None or sig_id in tallies:
+        return tallies
+    text = ended.describe()
+    values = {INFERRED: f"{text}; {what}", "check": check, "signal": str(ended.signal)}
+    tally = Tally(sig)
+    tally.add(Evidence(source=EXIT_SOURCE, line=0, text=text, message=text, values=values, order=1 << 62))
+    return {**tallies, sig.id: tally}

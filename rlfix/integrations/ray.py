@@ -27,6 +27,7 @@ from rlfix.alerts import Alert
 from rlfix.core import Triage
 from rlfix.details import NodeScan
 from rlfix.errors import InputError, UsageError
+from rlfix.integrations.ray_connect import DEFAULT_TIMEOUT, bounded, ray_boundary, require_gcs
 from rlfix.integrations.ray_logs import feed_session_logs, resolve_logs_dir, since_text
 from rlfix.integrations.ray_scan import scan_into, with_nodes
 from rlfix.integrations.ray_state import (
@@ -62,23 +63,23 @@ _AFTER_END_MS = 10_000
 # --- jobs ------------------------------------------------------------------------------
 
 
-def _client(url: str) -> Any:
+def _client(url: str, timeout: float = DEFAULT_TIMEOUT) -> Any:
     need_ray()
     from ray.job_submission import JobSubmissionClient
 
-    try:
-        return JobSubmissionClient(url)
-    except (ConnectionError, RuntimeError, ValueError) as exc:
-        raise InputError(f"cannot reach the Ray Jobs API at {url}: {str(exc).splitlines()[0]}") from exc
+    return bounded(lambda: JobSubmissionClient(url), timeout, f"cannot reach the Ray Jobs API at {url}")
 
 
-def _job_info(client: Any, job_id: str) -> Any:
-    try:
-        return client.get_job_info(job_id)
-    except RuntimeError as exc:
-        if "not exist" in str(exc) or "404" in str(exc):
-            raise UsageError(f"no Ray job {job_id!r}; `ray job list` shows the jobs") from exc
-        raise InputError(f"Ray job {job_id}: {str(exc).splitlines()[0]}") from exc
+def _job_info(client: Any, job_id: str, timeout: float = DEFAULT_TIMEOUT) -> Any:
+    def ask() -> Any:
+        try:
+            return client.get_job_info(job_id)
+        except RuntimeError as exc:
+            if "not exist" in str(exc) or "404" in str(exc):
+                raise UsageError(f"no Ray job {job_id!r}; `ray job list` shows the jobs") from exc
+            raise
+
+    return bounded(ask, timeout, f"Ray job {job_id}")
 
 
 def _feed_status(triage: Triage, info: Any, driver_log_read: bool) -> None:
@@ -128,17 +129,25 @@ def _feed_worker_side(triage: Triage, url: str, info: Any, *, logs: bool = True)
         feed_cluster_logs(triage, url, job_id=info.job_id, submission_id=info.submission_id, since=cut, until=end)
 
 
-def diagnose_job(job_id: str, address: str | None = None, kb: KnowledgeBase | None = None) -> Report:
+@ray_boundary("Ray job")
+def diagnose_job(
+    job_id: str,
+    address: str | None = None,
+    kb: KnowledgeBase | None = None,
+    *,
+    connect_timeout: float = DEFAULT_TIMEOUT,
+) -> Report:
     """Diagnose a submitted Ray job from its driver log, the state API and its nodes' logs.
 
     `job_id` is the submission id (`raysubmit_…`) that `ray job submit` printed. `address` is
     the dashboard URL (`http://head:8265`), a GCS address, or None for `RAY_ADDRESS` or the
     local cluster. Works on running and finished jobs; raises `UsageError` for an unknown
-    job and `InputError` when no cluster answers.
+    job or a wrong kind of address, and `InputError` (one line) when no cluster answers within
+    `connect_timeout` seconds or any Ray client call fails.
     """
-    url = dashboard_url(address)
-    client = _client(url)
-    info = _job_info(client, job_id)
+    url = dashboard_url(address, connect_timeout)
+    client = _client(url, connect_timeout)
+    info = _job_info(client, job_id, connect_timeout)
     triage = Triage(kb)
     read = _feed_driver_log(triage, url, client, info)
     _feed_status(triage, info, read)
@@ -146,6 +155,7 @@ def diagnose_job(job_id: str, address: str | None = None, kb: KnowledgeBase | No
     return triage.report()
 
 
+@ray_boundary("Ray job")
 def watch_job(
     job_id: str,
     *,
@@ -155,17 +165,19 @@ def watch_job(
     on_failure: OnFailure | None = None,
     poll: float = 2.0,
     timeout: float | None = None,
+    connect_timeout: float = DEFAULT_TIMEOUT,
 ) -> Report:
     """Follow a running job's driver log until it ends; alert on each new root cause as it appears.
 
     `on_alert(evidence, signature_id)` is called the first time each root cause matches, while
     the job still runs. When the job ends, worker-side evidence (state API, node logs) is
     added; if it ended FAILED, `on_failure(report)` is called. Returns the final report (or,
-    after `timeout` seconds, the report so far).
+    after `timeout` seconds, the report so far). Each connection step takes at most
+    `connect_timeout` seconds.
     """
-    url = dashboard_url(address)
-    client = _client(url)
-    info = _job_info(client, job_id)
+    url = dashboard_url(address, connect_timeout)
+    client = _client(url, connect_timeout)
+    info = _job_info(client, job_id, connect_timeout)
     kb_obj = kb if kb is not None else load_knowledge()
 
     def alert(evidence: Evidence, sig_id: str) -> None:
@@ -239,11 +251,13 @@ def _wait_terminal(client: Any, job_id: str, poll: float, deadline: float | None
 # --- session logs and clusters -----------------------------------------------------------
 
 
+@ray_boundary("Ray")
 def diagnose_session_logs(
     directory: str | os.PathLike[str] | None = None,
     kb: KnowledgeBase | None = None,
     *,
     address: str | None = None,
+    connect_timeout: float = DEFAULT_TIMEOUT,
 ) -> Report:
     """Diagnose a Ray session's logs folder (default: the current session's), plus the state API.
 
@@ -257,8 +271,8 @@ def diagnose_session_logs(
     state_address = address or (_live_cluster(logs) if directory is None else None)
     if state_address:
         try:
-            url = dashboard_url(state_address)
-        except InputError as exc:
+            url = dashboard_url(state_address, connect_timeout)
+        except (InputError, UsageError) as exc:
             triage.add_error(str(exc))
         else:
             feed_state(triage, url)
@@ -277,22 +291,28 @@ def _live_cluster(logs: os.PathLike[str]) -> str | None:
     return address if port.isdigit() and reachable(host, int(port)) else None
 
 
-def _connect(address: str | None) -> bool:
+def _connect(address: str | None, timeout: float = DEFAULT_TIMEOUT) -> bool:
     """Connect this process to a cluster unless it already is; True when we connected (and must disconnect)."""
     ray = need_ray()
     if ray.is_initialized():
         return False
     target = address or os.environ.get("RAY_ADDRESS") or "auto"
-    if target.startswith(("http://", "https://")):
-        raise UsageError(f"{target} is a dashboard URL; cluster triage needs the GCS address (host:6379) or 'auto'")
+    started = time.monotonic()
     if target not in ("auto", "local") and not target.startswith("ray://"):
-        host, _, port = target.rpartition(":")
-        if not port.isdigit() or not reachable(host or "127.0.0.1", int(port)):
-            raise InputError(f"cannot reach a Ray cluster at {target}")
-    try:
-        ray.init(address=target, log_to_driver=False, logging_level=logging.ERROR, namespace="rlfix")
-    except (ConnectionError, RuntimeError, ValueError) as exc:
-        raise InputError(f"cannot connect to a Ray cluster at {target}: {str(exc).splitlines()[0]}") from exc
+        require_gcs(target, timeout, "`rlfix ray cluster`")
+    probed = time.monotonic() - started
+
+    def init() -> None:
+        # Run in a thread to bound it, ray.init warns that it sets no SIGTERM handler: not news to a user.
+        worker_log = logging.getLogger("ray._private.worker")
+        level = worker_log.level
+        worker_log.setLevel(max(level, logging.ERROR))
+        try:
+            ray.init(address=target, log_to_driver=False, logging_level=logging.ERROR, namespace="rlfix")
+        finally:
+            worker_log.setLevel(level)
+
+    bounded(init, timeout, f"cannot connect to a Ray cluster at {target}", spent=probed)
     return True
 
 
@@ -305,7 +325,14 @@ def _state_url() -> str | None:
         return None
 
 
-def diagnose_cluster(address: str | None = None, kb: KnowledgeBase | None = None, *, state: bool = True) -> Report:
+@ray_boundary("Ray cluster")
+def diagnose_cluster(
+    address: str | None = None,
+    kb: KnowledgeBase | None = None,
+    *,
+    state: bool = True,
+    connect_timeout: float = DEFAULT_TIMEOUT,
+) -> Report:
     """Scan the session logs on every alive node, there, and merge the evidence into one report.
 
     One zero-CPU task is pinned to each alive node (node-affinity scheduling); each returns a
@@ -313,10 +340,11 @@ def diagnose_cluster(address: str | None = None, kb: KnowledgeBase | None = None
     `<node ip>:<file>`, and `report.insights["ray_nodes"]` summarises each node. With `state`,
     dead workers, actors and nodes from the state API are added. `address` is a GCS address,
     `ray://…`, or None (`RAY_ADDRESS`, then the local cluster); a process already connected to
-    Ray uses its connection.
+    Ray uses its connection. A dashboard address is refused with the GCS one to use; connecting
+    takes at most `connect_timeout` seconds; Ray client errors are one `InputError` line.
     """
     ray = need_ray()
-    connected_here = _connect(address)
+    connected_here = _connect(address, connect_timeout)
     try:
         triage = Triage(kb)
         nodes = scan_into(triage)

@@ -179,7 +179,8 @@ class Since:
 
     Raylet and GCS logs hold every job's history; a job's diagnosis must not blame it for a
     memory-monitor kill an hour earlier, or after it ended. Lines without a timestamp follow
-    the previous line.
+    the previous line. A dropped line leaves an empty line in its place, so every line kept
+    has its own line number in the file (`raylet.out:214`, not its rank among the kept ones).
     """
 
     def __init__(self, raw: BinaryIO, since: str, until: str | None = None) -> None:
@@ -208,8 +209,7 @@ class Since:
             if m:
                 stamp = m.group(1)
                 self._keep = stamp >= self._since and (self._until is None or stamp <= self._until)
-            if self._keep:
-                kept.append(line)
+            kept.append(line if self._keep else b"\n" * line.endswith(b"\n"))
         return b"".join(kept)
 
 

@@ -14,12 +14,14 @@ import contextlib
 import json
 import os
 import socket
+import time
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, BinaryIO
 
 from rlfix.core import Triage
 from rlfix.errors import InputError
+from rlfix.integrations.ray_connect import DEFAULT_TIMEOUT, bounded, dashboard_for
 from rlfix.integrations.ray_logs import SHARED_KINDS, Since, belongs_to_job, classify
 
 #: Records read per state-API list call (dead workers, dead actors).
@@ -42,26 +44,27 @@ def need_ray() -> Any:
     return ray
 
 
-def dashboard_url(address: str | None) -> str:
+def dashboard_url(address: str | None, timeout: float = DEFAULT_TIMEOUT) -> str:
     """The dashboard (Jobs and state API) URL for an address: `http://…`, a GCS `host:port`, `auto` or None.
 
-    With None, `RAY_API_SERVER_ADDRESS` or `RAY_ADDRESS` is used, then the local cluster.
+    With None, `RAY_API_SERVER_ADDRESS` or `RAY_ADDRESS` is used, then the local cluster. The
+    dashboard is recognised with or without `http://` (`127.0.0.1:8265`, as `ray start` prints
+    it); a GCS address is turned into its dashboard's URL by Ray. Each step takes at most
+    `timeout` seconds and fails with one line (`InputError` / `UsageError`).
     """
     address = address or os.environ.get("RAY_API_SERVER_ADDRESS") or os.environ.get("RAY_ADDRESS")
-    if address and address.startswith(("http://", "https://")):
-        return address.rstrip("/")
+    started = time.monotonic()
+    if address and address not in ("auto", "local") and not address.startswith("ray://"):
+        url = dashboard_for(address, timeout)
+        if url is not None:
+            return url
+    probed = time.monotonic() - started  # importing Ray is not waiting for the cluster
     need_ray()
     from ray.dashboard.utils import ray_address_to_api_server_url
 
-    if address and address != "auto":
-        host, _, port = address.rpartition(":")
-        if not port.isdigit() or not reachable(host or "127.0.0.1", int(port)):
-            raise InputError(f"cannot reach a Ray cluster at {address}")
-    try:
-        return str(ray_address_to_api_server_url(address)).rstrip("/")
-    except (ConnectionError, ValueError, RuntimeError) as exc:
-        where = address or "this machine"
-        raise InputError(f"cannot find a Ray cluster at {where}: {str(exc).splitlines()[0]}") from exc
+    where = f"cannot find a Ray cluster at {address or 'this machine'}"
+    found = bounded(lambda: ray_address_to_api_server_url(address), timeout, where, spent=probed)
+    return str(found).rstrip("/")
 
 
 def reachable(host: str, port: int, timeout: float = 1.0) -> bool:

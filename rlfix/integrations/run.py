@@ -74,6 +74,7 @@ def run_command(
     with alert_on_roots(triage, out.alert):
         status = _run(list(argv), triage, out)
     if status != 0:
+        triage.set_exit_status(status)
         _report(triage, out, report_path)
     return status
 

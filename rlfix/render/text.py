@@ -93,7 +93,19 @@ def _headline(report: Report, style: Callable[..., str], lang: str) -> list[str]
     names = [s.name for s in report.sources if not s.skipped]
     what = names[0] if len(names) == 1 else phrase("{n} inputs", lang, n=len(names))
     lines = sum(s.lines for s in report.sources)
-    if not report.diagnoses:
+    ended = report.insights.exit
+    if not report.diagnoses and ended is not None and ended.failed:
+        out.append(
+            style(phrase("rlfix: the command failed ({how})", lang, how=ended.describe()), "bold")
+            + phrase(
+                "; no known failure recognised in {what} ({lines:,} lines){notes}.",
+                lang,
+                what=what,
+                lines=lines,
+                notes=notes_phrase(report, lang),
+            )
+        )
+    elif not report.diagnoses:
         notes = notes_phrase(report, lang)
         out.append(
             style(phrase("rlfix: no failure recognised", lang), "bold", "green")
