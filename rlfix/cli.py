@@ -270,6 +270,7 @@ Exit status:
 @click.option("--engine", type=click.Choice(["auto", "hyperscan", "python"]), default="auto", show_default=True)
 @click.option("--follow-symlinks", is_flag=True, help="In job folders, also read links that lead out of them.")
 @kb_option
+@lang_option
 def triage_cmd(
     paths: tuple[str, ...],
     fmt: str,
@@ -282,6 +283,7 @@ def triage_cmd(
     engine: str,
     follow_symlinks: bool,
     kb_dirs: tuple[str, ...],
+    lang: str | None,
 ) -> None:
     """Triage a fleet of jobs: one row per cause, how many jobs, when, and an example.
 
@@ -301,9 +303,10 @@ def triage_cmd(
         ray=use_ray,
         address=address,
     )
-    _write(fleet.render(fmt), output)
+    language = i18n.resolve(lang)
+    _write(fleet.render(fmt, lang=language), output)
     for err in fleet.errors:
-        click.echo(f"rlfix: warning: {safe.one_line(err)}", err=True)
+        click.echo(i18n.phrase("rlfix: warning: {message}", language, message=safe.one_line(err)), err=True)
     sys.exit(fleet.exit_code)
 
 
@@ -439,7 +442,10 @@ def kb_export_patterns(dialect: str, kb_dirs: tuple[str, ...]) -> None:
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), help="Also write the report as JSON here.")
 @click.option("--no-redact", is_flag=True, help="Quote evidence without masking tokens and passwords.")
 @kb_option
-def run(command: tuple[str, ...], report_path: str | None, no_redact: bool, kb_dirs: tuple[str, ...]) -> None:
+@lang_option
+def run(
+    command: tuple[str, ...], report_path: str | None, no_redact: bool, kb_dirs: tuple[str, ...], lang: str | None
+) -> None:
     """Run a training command, pass its output through, and diagnose it if it fails.
 
     \b
@@ -448,7 +454,7 @@ def run(command: tuple[str, ...], report_path: str | None, no_redact: bool, kb_d
     """
     from rlfix.integrations.run import run_command
 
-    status = run_command(list(command), kb=_kb(kb_dirs), report_path=report_path, redact=not no_redact)
+    status = run_command(list(command), kb=_kb(kb_dirs), report_path=report_path, redact=not no_redact, lang=lang)
     sys.exit(status)
 
 

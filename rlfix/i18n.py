@@ -332,6 +332,21 @@ ZH: dict[str, str] = {
     "; no known failure recognised in {what} ({lines:,} lines){notes}.": (
         "；在 {what}（{lines:,} 行）里没有识别到已知故障{notes}。"
     ),
+    # the fleet table (rlfix triage)
+    "rlfix triage: {jobs} jobs, {failed} failed, {causes} causes{since}": (
+        "rlfix triage：{jobs} 个任务，{failed} 个失败，{causes} 种原因{since}"
+    ),
+    " since {since} ({n} older left out)": "（{since} 之后；略去了 {n} 个更早的任务）",
+    "cause": "原因",
+    "jobs": "任务数",
+    "first seen": "最早出现",
+    "last seen": "最近出现",
+    "example job": "示例任务",
+    "evidence": "证据",
+    "unreadable": "无法读取",
+    "Unreadable": "无法读取",
+    "rlfix: unreadable: {what}": "rlfix：无法读取：{what}",
+    "Click a column header to sort.": "点击表头排序。",
     # CLI
     "rlfix: error: {message}": "rlfix：错误：{message}",
     "rlfix: warning: {message}": "rlfix：警告：{message}",

@@ -193,3 +193,38 @@ def test_chinese_readme_gives_the_same_quick_start_commands() -> None:
     commands = [line for line in quick.splitlines() if line.strip()]
     assert len(commands) == 2
     assert all(command in zh for command in commands)
+
+
+def test_conclusions_speak_chinese_too() -> None:
+    """Quantities, collective hangs and version mismatches are sentences rlfix writes: zh too."""
+    import rlfix
+
+    root = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
+    oom = rlfix.diagnose(root / "cuda-oom--verl-fsdp-update.log").render("text", lang="zh")
+    assert "尝试分配" in oom and "tried to allocate" not in oom
+    hang = rlfix.diagnose(root / "nccl-timeout--allreduce-torchrun.log").render("text", lang="zh")
+    assert "集合通信卡住" in hang and "先看 rank 3" in hang and "look at" not in hang
+    log = (
+        "trl==0.19.0\nvllm==0.7.2\nTraceback (most recent call last):\n"
+        '  File "/x/site-packages/trl/scripts/vllm_serve.py", line 238, in main\n    llm = LLM(\n'
+        '  File "/x/site-packages/vllm/entrypoints/llm.py", line 212, in __init__\n    e = EngineArgs(\n'
+        "TypeError: EngineArgs.__init__() got an unexpected keyword argument 'worker_extension_cls'\n"
+    )
+    text = rlfix.diagnose(log).render("text", lang="zh")
+    assert "版本不匹配：trl 0.19.0 调用 vllm 0.7.2" in text and "calls vllm" not in text
+
+
+def test_the_fleet_table_and_rlfix_run_speak_chinese() -> None:
+    import subprocess
+    import sys
+
+    root = str(Path(__file__).resolve().parent.parent / "fixtures" / "logs")
+    table = subprocess.run([sys.executable, "-m", "rlfix", "triage", root, "--lang", "zh", "-j", "1"],
+                           capture_output=True, text=True)  # fmt: skip
+    assert table.stdout.startswith("rlfix triage：") and "原因" in table.stdout.splitlines()[2]
+    html = subprocess.run([sys.executable, "-m", "rlfix", "triage", root, "-f", "html", "-j", "1"],
+                          capture_output=True, text=True, env={**__import__("os").environ, "LANG": "zh_CN.UTF-8"})  # fmt: skip
+    assert '<html lang="zh-CN">' in html.stdout and "点击表头排序" in html.stdout
+    run = subprocess.run([sys.executable, "-m", "rlfix", "run", "--lang", "zh", "--", sys.executable, "-c",
+                          "import os; os.kill(os.getpid(), 9)"], capture_output=True, text=True)  # fmt: skip
+    assert run.returncode == 137 and "进程被 SIGKILL 杀掉" in run.stderr

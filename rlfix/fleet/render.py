@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import unicodedata
 from typing import Any
 
 from rlfix import safe
 from rlfix.fleet.model import FLEET_RENDERERS, Fleet, Group
+from rlfix.i18n import phrase
 from rlfix.version import __version__
 
 #: Characters of a cause (an error template can be long) and of an evidence line in text and Markdown.
@@ -71,21 +73,44 @@ def _row(g: Group) -> tuple[str, ...]:
     )
 
 
-def _headline(fleet: Fleet) -> str:
-    since = f" since {fleet.since} ({fleet.filtered} older left out)" if fleet.since else ""
-    return f"rlfix triage: {len(fleet.jobs)} jobs, {fleet.failed} failed, {len(fleet.groups)} causes{since}"
+def _headline(fleet: Fleet, lang: str) -> str:
+    since = (
+        phrase(" since {since} ({n} older left out)", lang, since=fleet.since, n=fleet.filtered) if fleet.since else ""
+    )
+    return phrase(
+        "rlfix triage: {jobs} jobs, {failed} failed, {causes} causes{since}",
+        lang,
+        jobs=len(fleet.jobs),
+        failed=fleet.failed,
+        causes=len(fleet.groups),
+        since=since,
+    )
 
 
-def render_text(fleet: Fleet, **_: Any) -> str:
+def _headers(lang: str) -> tuple[str, ...]:
+    return tuple(phrase(h, lang) for h in HEADERS)
+
+
+def render_text(fleet: Fleet, *, lang: str = "en", **_: Any) -> str:
     """An aligned table, one row per cause; the last column (evidence) is not padded."""
-    rows = [HEADERS, *(tuple(safe.one_line(c) for c in _row(g)) for g in fleet.groups)]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADERS) - 1)]
-    lines = [_headline(fleet), ""]
+    rows = [_headers(lang), *(tuple(safe.one_line(c) for c in _row(g)) for g in fleet.groups)]
+    widths = [max(_width(r[i]) for r in rows) for i in range(len(HEADERS) - 1)]
+    lines = [_headline(fleet, lang), ""]
     for row in rows:
-        cells = [c.rjust(w) if i == 1 else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=False))]
+        cells = [_pad(c, w, right=i == 1) for i, (c, w) in enumerate(zip(row, widths, strict=False))]
         lines.append("  ".join([*cells, row[-1]]).rstrip())
-    lines.extend(f"rlfix: unreadable: {safe.one_line(e)}" for e in fleet.errors)
+    lines.extend(phrase("rlfix: unreadable: {what}", lang, what=safe.one_line(e)) for e in fleet.errors)
     return "\n".join(lines) + "\n"
+
+
+def _width(text: str) -> int:
+    """Columns `text` takes on a terminal: CJK characters take two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _pad(text: str, width: int, right: bool = False) -> str:
+    fill = " " * max(0, width - _width(text))
+    return fill + text if right else text + fill
 
 
 def _md_cell(text: str) -> str:
@@ -93,12 +118,12 @@ def _md_cell(text: str) -> str:
     return safe.md_code(text).replace("|", "\\|")
 
 
-def render_markdown(fleet: Fleet, **_: Any) -> str:
+def render_markdown(fleet: Fleet, *, lang: str = "en", **_: Any) -> str:
     """A Markdown table to paste into an issue; every cell inert."""
     out = [
-        f"### {safe.md_text(_headline(fleet))}",
+        f"### {safe.md_text(_headline(fleet, lang))}",
         "",
-        "| " + " | ".join(HEADERS) + " |",
+        "| " + " | ".join(_headers(lang)) + " |",
         "|---|--:|---|---|---|---|---|",
     ]
     for g in fleet.groups:
@@ -106,7 +131,7 @@ def render_markdown(fleet: Fleet, **_: Any) -> str:
         cells = [_md_cell(cause), count, safe.md_text(first), safe.md_text(last), safe.md_text(frameworks)]
         cells += [_md_cell(example), _md_cell(evidence)]
         out.append("| " + " | ".join(cells) + " |")
-    out.extend(f"- unreadable: {_md_cell(e)}" for e in fleet.errors)
+    out.extend(f"- {phrase('unreadable', lang)}: {_md_cell(e)}" for e in fleet.errors)
     return "\n".join(out) + "\n"
 
 
@@ -143,9 +168,9 @@ def _chart(fleet: Fleet) -> str:
     return "".join(parts)
 
 
-def _table(fleet: Fleet) -> str:
+def _table(fleet: Fleet, lang: str) -> str:
     number = ' data-type="number"'
-    heads = "".join(f'<th scope="col"{number if h == "jobs" else ""}>{_e(h)}</th>' for h in HEADERS)
+    heads = "".join(f'<th scope="col"{number if h == "jobs" else ""}>{_e(phrase(h, lang))}</th>' for h in HEADERS)
     rows = []
     for g in fleet.groups:
         cells = [
@@ -162,21 +187,22 @@ def _table(fleet: Fleet) -> str:
     return f'<table class="groups"><thead><tr>{heads}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 
-def render_html(fleet: Fleet, *, compact: bool = False, **_: Any) -> str:
+def render_html(fleet: Fleet, *, compact: bool = False, lang: str = "en", **_: Any) -> str:
     """One self-contained page (nothing fetched): headline, bar chart, sortable table; or a notebook fragment."""
     errors = "".join(f"<li><code>{_e(e)}</code></li>" for e in fleet.errors)
     body = (
-        f"<h1>{_e(_headline(fleet))}</h1>"
-        f"{_chart(fleet)}{_table(fleet)}"
-        + (f'<h2>Unreadable</h2><ul class="errors">{errors}</ul>' if errors else "")
-        + f'<footer class="muted">rlfix {_e(__version__)}. Click a column header to sort.</footer>'
+        f"<h1>{_e(_headline(fleet, lang))}</h1>"
+        f"{_chart(fleet)}{_table(fleet, lang)}"
+        + (f'<h2>{_e(phrase("Unreadable", lang))}</h2><ul class="errors">{errors}</ul>' if errors else "")
+        + f'<footer class="muted">rlfix {_e(__version__)}. '
+        + f"{_e(phrase('Click a column header to sort.', lang))}</footer>"
     )
     root = f'<div class="rlfix-fleet">{body}</div>'
     script = f"<script>{_JS}</script>"
     if compact:
         return f"<style>{_CSS}</style>{root}{script}"
     return (
-        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<!doctype html>\n<html lang="{"zh-CN" if lang == "zh" else "en"}"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{_e(_CSP)}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>rlfix triage: {len(fleet.jobs)} jobs</title><style>{_CSS}</style></head>"

@@ -28,7 +28,7 @@ from pathlib import Path
 from types import FrameType
 from typing import IO
 
-from rlfix import safe
+from rlfix import i18n, safe
 from rlfix.alerts import format_alert
 from rlfix.core import Triage
 from rlfix.errors import RlfixError
@@ -60,8 +60,10 @@ def run_command(
     report_path: str | os.PathLike[str] | None = None,
     redact: bool = True,
     engine: str = "auto",
+    lang: str | None = None,
 ) -> int:
-    """Run `argv`, pass its output through, and return its exit status.
+    """Run `argv`, pass its output through, and return its exit status (`lang`: the report's language,
+    by default RLFIX_LANG or the locale).
 
     Prints an alert on stderr the moment a root cause first appears. When the command fails
     (non-zero status), prints the report to stderr and, if `report_path` is given, writes it
@@ -75,15 +77,18 @@ def run_command(
         status = _run(list(argv), triage, out)
     if status != 0:
         triage.set_exit_status(status)
-        _report(triage, out, report_path)
+        _report(triage, out, report_path, lang)
     return status
 
 
-def _report(triage: Triage, out: _Passthrough, report_path: str | os.PathLike[str] | None) -> None:
+def _report(
+    triage: Triage, out: _Passthrough, report_path: str | os.PathLike[str] | None, lang: str | None = None
+) -> None:
     """Print (and save) the report; a failure here is one line, and the command's status still wins."""
     try:
         report = triage.report()
-        out.write_err(("\n" if not out.at_line_start else "") + report.render("text", color=False))
+        text = report.render("text", color=False, lang=i18n.resolve(lang))
+        out.write_err(("\n" if not out.at_line_start else "") + text)
     except Exception as exc:  # whatever the job printed, its exit status must get through
         out.write_err(f"\nrlfix: error: no report: {safe.one_line(repr(exc))}\n")
         return
