@@ -7,7 +7,7 @@ hands out copies of this, so a report never changes after it was made.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 # When several frameworks show, the one that drives the job names the flags a user changes.
@@ -56,16 +56,7 @@ class JobContext:
         for framework, versions, key in flags:
             if framework not in self.versions and key in self.settings:
                 eras.setdefault(framework, set()).add(versions)
-        return JobContext(
-            frameworks=self.frameworks,
-            versions=self.versions,
-            settings=self.settings,
-            gpus=self.gpus,
-            dumped=self.dumped,
-            world_size=self.world_size,
-            command=self.command,
-            eras={k: frozenset(v) for k, v in eras.items()},
-        )
+        return replace(self, eras={k: frozenset(v) for k, v in eras.items()})
 
     def setting(self, key: str) -> str | None:
         """The value of a flag or override as the log shows it, trying `--a.b` and `--a_b` forms."""
