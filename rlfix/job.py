@@ -82,6 +82,11 @@ class JobContext:
         }
 
     @property
+    def named(self) -> bool:
+        """True when the log names a framework, a version or a GPU (what the one-line job summary says)."""
+        return bool(self.frameworks or self.versions or self.gpus)
+
+    @property
     def empty(self) -> bool:
         """True when the log revealed nothing about the job."""
         return not (self.frameworks or self.versions or self.settings or self.gpus or self.dumped)

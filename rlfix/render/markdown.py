@@ -36,7 +36,7 @@ def render_markdown(
     out = [phrase("## rlfix diagnosis", lang), ""]
     if not report.diagnoses:
         out.append(phrase("No failure recognised{notes}.", lang, notes=safe.md_text(notes_phrase(report, lang))))
-    if not report.context.empty:
+    if report.context.named:
         out.append(phrase("**Job:** {text}", lang, text=safe.md_text(context_line(report, lang))))
         out.append("")
     failed_at = where_line(report, lang)

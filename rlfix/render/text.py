@@ -116,7 +116,7 @@ def _headline(report: Report, style: Callable[..., str], lang: str) -> list[str]
         head = phrase("rlfix: {n} finding{s}", lang, n=n, s="s" if n > 1 else "")
         tail = phrase(" in {what} ({lines:,} lines), most likely cause first.", lang, what=what, lines=lines)
         out.append(style(head, "bold") + tail)
-    if not report.context.empty:
+    if report.context.named:
         out.append(style(phrase("job: ", lang), "dim") + context_line(report, lang))
     failed_at = where_line(report, lang)
     if failed_at:
