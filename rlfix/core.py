@@ -223,7 +223,8 @@ class Triage:
         claimed = self._tracebacks.claim(hit.line)
         raised, uncaught = claimed if claimed is not None else ({}, False)
         if sig.fallback:
-            raised = {**raised, **called_module(self._lookback(hit)[-CODE_LINE:])}
+            # Only the code line above it, not the whole look-back window: bare exception lines can be many.
+            raised = {**raised, **called_module(self._lookback(hit, CODE_LINE))}
             if not uncaught:
                 # A bare exception line: not a crash by itself, unless the log ends with it.
                 self._watch(self._bare, (hit, self._order, raised), hit)
@@ -267,17 +268,26 @@ class Triage:
     def _watch(self, watch: TailWatch[T], item: T, hit: Hit) -> None:
         watch.saw(item, hit.line.source, hit.offset, self._block_seq, self._feed_lines)
 
-    def _lookback(self, hit: Hit) -> bytes:
-        """The text just before a hit: the block so far (and the previous block), or recent lines."""
+    def _lookback(self, hit: Hit, size: int = LOOKBACK) -> bytes:
+        """Up to `size` bytes just before a hit: the block so far (and the previous block), or recent lines."""
         if hit.offset >= 0 and self._blocks:
             block, _end = self._blocks[-1]
-            current = bytes(block[max(0, hit.offset - LOOKBACK) : hit.offset])
-            need = LOOKBACK - len(current)
+            current = bytes(block[max(0, hit.offset - size) : hit.offset])
+            need = size - len(current)
             if need > 0 and len(self._blocks) == 2:
                 previous, prev_end = self._blocks[0]
                 return bytes(previous[max(0, prev_end - need) : prev_end]) + current
             return current
-        return b"\n".join(list(self._recent)[:-1])
+        recent = list(self._recent)[:-1]
+        # Lines fed one by one: only as many of the last ones as can fill `size` bytes.
+        kept: list[bytes] = []
+        total = 0
+        for line in reversed(recent):
+            if total >= size:
+                break
+            kept.append(line)
+            total += len(line) + 1
+        return b"\n".join(reversed(kept))[-size:]
 
     def _observe(self, hit: Hit) -> None:
         kind = hit.probe.kind
