@@ -369,6 +369,7 @@ class Triage:
             bare_exception=self._bare_exception(),
             ending_error=self._ending_error(),
             collectives=self._collectives.snapshot(),
+            tracebacks=self._tracebacks.headers,
             timeline=tuple(self._timeline),
             sources=tuple(sources),
             errors=tuple(self._errors),

@@ -68,7 +68,11 @@ def sentence(text: str, lang: str = DEFAULT) -> str:
     for pattern, chinese in SENTENCES:
         match = pattern.fullmatch(text)
         if match:
-            return match.expand(chinese)
+            text = match.expand(chinese)
+            break
+    # Pieces the conclusions put inside their sentences (signal meanings, checks).
+    for pattern, chinese in FRAGMENTS:
+        text = pattern.sub(chinese, text)
     return text
 
 
@@ -133,6 +137,8 @@ SENTENCES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
             r"推断：\1；进程无声无息地死掉，多半是被 OOM killer 发了 SIGKILL",
         ),
         (r"(\S+) is (.+) in this job", r"这个任务里 \1 是 \2"),
+        (r"to confirm: (.+)", r"确认方法：\1"),
+        (r"inferred: (.+); (.+)", r"推断：\1；\2"),
         (
             r"a (\S+) raised where (\S+) calls (\S+): the installed versions do not fit together",
             r"在 \2 调用 \3 的地方抛出的 \1：装的两个版本对不上",
@@ -150,6 +156,38 @@ SENTENCES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
             r"(\S+): (.+) -> (\S+) \(the usual (.+) is not below this job's (.+); lower it by about 0\.2\)",
             r"\1: \2 -> \3（常用值 \4 并不比这个任务的 \5 低；降低约 0.2）",
         ),
+    )
+)
+
+#: Pieces of reasons written by conclude/tail.py and rlfix.details.SIGNAL_MEANINGS, replaced in order.
+FRAGMENTS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p), zh)
+    for p, zh in (
+        (r"the worker died without printing an error", "worker 没有打印任何错误就死了"),
+        (r"exit status (\d+): killed by signal (\d+) \((\w+)\)", r"退出码 \1：被信号 \2（\3）杀掉"),
+        (r"exit status (-?\d+)", r"退出码 \1"),
+        (
+            r"killed by SIGKILL, which training jobs most often get from the kernel or container OOM killer",
+            "被 SIGKILL 杀掉，训练任务收到它多半是因为内核或容器的 OOM killer",
+        ),
+        (r", or oom_kill in the cgroup's memory\.events", "，或者看 cgroup 的 memory.events 里的 oom_kill"),
+        (r"a segmentation fault in native code", "native 代码里的段错误"),
+        (r"a bus error, often a too-small /dev/shm", "总线错误，常见原因是 /dev/shm 太小"),
+        (r"an illegal instruction: a binary built for another CPU", "非法指令：二进制是为别的 CPU 编译的"),
+        (r"a floating point exception in native code", "native 代码里的浮点异常"),
+        (
+            r"aborted in native code \(a failed C\+\+ assert, std::terminate\)",
+            "native 代码里 abort 了（C++ assert 失败、std::terminate）",
+        ),
+        (r"terminated from outside \(scheduler, operator, launcher\)", "被外部终止（调度器、运维、launcher）"),
+        (r"the terminal that started it went away", "启动它的终端断开了"),
+        (r"interrupted \(Ctrl-C\)", "被中断（Ctrl-C）"),
+        (r"run with PYTHONFAULTHANDLER=1 for the stack", "用 PYTHONFAULTHANDLER=1 再跑一次拿到调用栈"),
+        (r"run with PYTHONFAULTHANDLER=1", "用 PYTHONFAULTHANDLER=1 再跑一次"),
+        (r"pip check; the wheel's arch", "pip check；看 wheel 的架构"),
+        (r"the lines before it", "看它前面的几行"),
+        (r"run it under nohup or tmux", "用 nohup 或 tmux 运行"),
+        (r"who stopped it", "查清是谁停掉了它"),
     )
 )
 

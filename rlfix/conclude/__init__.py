@@ -51,6 +51,8 @@ class Observations:
     errors: tuple[str, ...] = ()
     engine: str = ""
     redact: bool = True
+    #: Traceback headers the log printed.
+    tracebacks: int = 0
     #: How the command ended, when the caller knows (`rlfix run`, `--exit-status`).
     exit_status: ExitStatus | None = None
 
@@ -64,7 +66,9 @@ def conclude(
     """Rank the tallies, explain them, and say what the failure looked like as a whole."""
     kept, discounted = without_baseline(tallies, baseline)
     kept = with_tail_exception(kept, observed.bare_exception, kb)
-    printed_errors = bool(observed.unknown.frequent or observed.open_traceback or observed.ending_error)
+    printed_errors = bool(
+        observed.unknown.frequent or observed.tracebacks or observed.open_traceback or observed.ending_error
+    )
     kept = with_silent_death(kept, printed_errors, kb)
     kept = with_exit_status(kept, observed.exit_status, kb)
     context = observed.context.with_eras(_versioned_flags(kb))

@@ -40,7 +40,7 @@ INFERRED = "inferred"
 LAUNCHER_IDS = ("torch-elastic-child-failed",)
 #: Lines of the job's own output before the launcher's report: a paste of the report alone says
 #: nothing about what came before it, so no death can be called silent from it.
-RAN_LINES = 8
+RAN_LINES = 3
 
 
 def with_silent_death(tallies: Mapping[str, Tally], printed_errors: bool, kb: KnowledgeBase) -> Mapping[str, Tally]:
@@ -60,7 +60,8 @@ def with_silent_death(tallies: Mapping[str, Tally], printed_errors: bool, kb: Kn
     first = min(launchers, key=lambda t: t.first.order).first
     tally = Tally(death)
     why = "the worker died without printing an error; a silent death is most often a SIGKILL from the OOM killer"
-    tally.add(replace(first, values={**first.values, INFERRED: why}))
+    check = "dmesg -T | grep -i -E 'killed process|out of memory', or oom_kill in the cgroup's memory.events"
+    tally.add(replace(first, values={**first.values, INFERRED: why, "check": check}))
     return {**tallies, death.id: tally}
 
 

@@ -82,11 +82,14 @@ class TracebackTracker:
 
     def __init__(self) -> None:
         self._open: OrderedDict[tuple[object, ...], _Open] = OrderedDict()
+        #: Traceback headers seen: a log that printed one did not die silently.
+        self.headers = 0
 
     def observe(self, hit: Hit) -> None:
         key = _key(hit.line)
         tb = self._open.get(key)
         start = hit.probe.detail is Part.HEADER
+        self.headers += start
         if start or tb is None:
             # A frame with no header before it opens a traceback too (pasted excerpts often start
             # mid-way), but only a header makes it an uncaught one: Ray also prints the frames of
