@@ -31,6 +31,7 @@ def diagnose(
     on_alert: Alert | None = None,
     follow_symlinks: bool = False,
     exit_status: int | str | None = None,
+    jobs: int = 1,
 ) -> Report:
     """Diagnose a log and return a ranked `Report`.
 
@@ -47,7 +48,8 @@ def diagnose(
     directory unless `follow_symlinks`. `exit_status` is how the command that wrote the log
     ended (`137`, `-9` or `"SIGKILL"`, as a wrapper script saw it): a death by signal is evidence
     (SIGKILL suggests an OOM kill, SIGSEGV a native crash), and any non-zero status makes the
-    report `failed`.
+    report `failed`. `jobs` > 1 reads large files (and many files) in that many processes; the
+    report is the same.
 
     >>> diagnose("RuntimeError: CUDA error: an illegal memory access was encountered\\n").top.id
     'cuda-illegal-memory-access'
@@ -57,17 +59,17 @@ def diagnose(
     if baseline is not None and not isinstance(baseline, Report):
         baseline = diagnose(baseline, kb=triage.kb, engine=engine, redact=redact, strict=strict)
     triage.baseline = baseline
-    feed(triage, source, strict=strict, follow_symlinks=follow_symlinks)
+    feed(triage, source, strict=strict, follow_symlinks=follow_symlinks, jobs=jobs)
     return triage.report()
 
 
-def feed(triage: Triage, source: Source, *, strict: bool = True, follow_symlinks: bool = False) -> None:
-    """Feed any supported kind of source into a `Triage`."""
+def feed(triage: Triage, source: Source, *, strict: bool = True, follow_symlinks: bool = False, jobs: int = 1) -> None:
+    """Feed any supported kind of source into a `Triage` (paths with `jobs` processes)."""
     if isinstance(source, os.PathLike):
-        triage.feed_paths([source], strict=strict, follow_symlinks=follow_symlinks)
+        triage.feed_paths([source], strict=strict, follow_symlinks=follow_symlinks, jobs=jobs)
     elif isinstance(source, str):
         if _is_path(source):
-            triage.feed_paths([source], strict=strict, follow_symlinks=follow_symlinks)
+            triage.feed_paths([source], strict=strict, follow_symlinks=follow_symlinks, jobs=jobs)
         elif "\n" in source or any(c.isspace() for c in source) or not source:
             triage.feed_text(source)
         else:
@@ -81,7 +83,7 @@ def feed(triage: Triage, source: Source, *, strict: bool = True, follow_symlinks
         else:
             triage.feed_stream(source, name)  # type: ignore[arg-type]
     elif isinstance(source, (list, tuple)) and _names_paths(source):
-        triage.feed_paths(list(source), strict=strict, follow_symlinks=follow_symlinks)
+        triage.feed_paths(list(source), strict=strict, follow_symlinks=follow_symlinks, jobs=jobs)
     elif isinstance(source, Iterable):
         triage.feed_lines(source)  # type: ignore[arg-type]
     else:

@@ -9,8 +9,10 @@ Exit status (every command):
 from __future__ import annotations
 
 import functools
+import json
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -180,6 +182,17 @@ def cli() -> None:
     metavar="STATUS",
     help="How the command that wrote the log ended (137, -9 or SIGKILL): a death by signal is evidence.",
 )
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Processes that read files (default: one per core; 1 for stdin). The report is the same.",
+)
+@click.option(
+    "--stats", is_flag=True, help="Also print, on stderr, one JSON line of scan statistics (lines, candidates, time)."
+)
 @kb_option
 def diagnose(
     paths: tuple[str, ...],
@@ -191,6 +204,8 @@ def diagnose(
     idle_exit: float,
     baseline: str | None,
     exit_status: str | None,
+    jobs: int | None,
+    stats: bool,
     kb_dirs: tuple[str, ...],
 ) -> None:
     """Diagnose log files, directories (recursively), .gz files, or stdin (no PATH, or -).
@@ -199,6 +214,7 @@ def diagnose(
     rotation), print an alert the moment a root cause appears, and print the full report on
     Ctrl-C, or once a fatal root cause is known and FILE has been idle for --idle-exit seconds.
     """
+    started = time.perf_counter()
     if follow:
         report = _follow(paths, kb_dirs, engine, not no_redact, baseline, idle_exit, exit_status)
     else:
@@ -213,9 +229,34 @@ def diagnose(
             follow_symlinks=follow_symlinks,
             baseline=Path(baseline) if baseline else None,
             exit_status=exit_status,
+            jobs=jobs or default_jobs(),
         )
     _warn_skipped(report, view.options.lang)
+    if stats:
+        _print_stats(report, time.perf_counter() - started)
     _emit(report, view)
+
+
+def default_jobs() -> int:
+    """One process per core this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _print_stats(report: Report, seconds: float) -> None:
+    lines = sum(s.lines for s in report.sources)
+    numbers = {
+        "lines": lines,
+        "bytes": sum(s.bytes for s in report.sources),
+        "candidates": report.candidates,
+        "candidate_share": round(report.candidates / lines, 6) if lines else 0.0,
+        "inputs": len(report.sources),
+        "engine": report.engine,
+        "seconds": round(seconds, 3),
+    }
+    click.echo("rlfix: stats " + json.dumps(numbers), err=True)
 
 
 def _warn_skipped(report: Report, lang: str) -> None:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import lru_cache
 from typing import BinaryIO
 
@@ -14,7 +15,9 @@ from rlfix.conclude import Observations, conclude
 from rlfix.details import ExitStatus
 from rlfix.errors import InputError
 from rlfix.kb.load import KnowledgeBase, load_knowledge
-from rlfix.match.matcher import Hit, Matcher, ProbeKind, scan_buffers
+from rlfix.match.matcher import Budget, Hit, Matcher, ProbeKind, scan_buffers
+from rlfix.match.parallel import ParallelFeed
+from rlfix.match.ranges import Candidate
 from rlfix.model import Evidence, Kind, LazyRegex
 from rlfix.observe.collectives import CollectiveTracker
 from rlfix.observe.context import ContextTracker, context_probes
@@ -23,6 +26,7 @@ from rlfix.observe.tail import T, TailWatch
 from rlfix.observe.tally import Tally
 from rlfix.observe.tracebacks import CODE_LINE, TracebackTracker, called_module, describe_exception, traceback_probes
 from rlfix.observe.unknown import UnknownTracker, unknown_probes
+from rlfix.read.files import FileView, file_size
 from rlfix.read.inputs import Input, Problem, expand
 from rlfix.redact import redact_secrets
 from rlfix.report import Report, SourceStats
@@ -100,6 +104,9 @@ class Triage:
         self._feed_lines = 0
         self._feed_bytes = 0
         self.exit_status: ExitStatus | None = None
+        # The regular file being read, for looking back from a hit by its position.
+        self._file: FileView | None = None
+        self.engine_choice = engine
 
     # --- input -----------------------------------------------------------------------
 
@@ -109,10 +116,11 @@ class Triage:
             self._close_feed()
             self._feed_raw, self._feed_source = source, self._name(source)
         self._feed_lines += 1
+        position = self._feed_bytes
         self._feed_bytes += len(line)
         at = self._feed_lines if number is None else number
         self._recent.append(line if isinstance(line, bytes) else line.encode("utf-8", "surrogateescape"))
-        self.matcher.scan_line(line, at, self._feed_source, self._sink, self._budget)
+        self.matcher.scan_line(line, at, self._feed_source, self._sink, self._budget, position)
 
     def feed_lines(self, lines: Iterable[str | bytes], source: str = "<lines>") -> None:
         """Add many lines from one source."""
@@ -133,6 +141,45 @@ class Triage:
         for watch in (self._bare, self._last_error):
             watch.judge_blocks(source, self._blocks, self._block_seq)
 
+    def _feed_file(self, item: Input, strict: bool) -> None:
+        """A regular file: scanned as a stream, looked back into by position (as with `jobs` > 1)."""
+        assert item.path is not None
+        try:
+            with item.path.open("rb") as fh:
+                fh.seek(item.skip)
+                source = self.begin_file(item)
+                if self._buffers is None:
+                    self._buffers = scan_buffers()
+                lines, size = self.matcher.scan_stream(
+                    fh, source, self._sink, budget=self._budget, buffers=self._buffers
+                )
+                self.end_file(source, lines, size)
+        except OSError as exc:
+            self._file = None
+            self._problem(Problem(item.name, f"read failed: {exc.strerror or exc}"), strict)
+
+    def begin_file(self, item: Input) -> str:
+        """Start reading a regular file whose candidate lines come by position; returns its name."""
+        assert item.path is not None
+        self._close_feed()
+        self._blocks.clear()
+        self._file = FileView(item.path, item.skip)
+        return self._name(item.name)
+
+    def end_file(self, source: str, lines: int, size: int) -> None:
+        """Finish the file `begin_file` started: record it and judge how it ended."""
+        self._sources.append(SourceStats(source, lines, size))
+        view, self._file = self._file, None
+        if view is not None:
+            for watch in (self._bare, self._last_error):
+                watch.judge_file(source, view.read, size)
+            view.close()
+
+    def check(self, source: str, first_line: int, candidates: Iterable[Candidate]) -> None:
+        """Match candidate lines collected in another process (numbered from `first_line`)."""
+        for c in candidates:
+            self.matcher.check(c.data, c.hits, first_line + c.nth, source, self._sink, self._budget, c.position)
+
     def feed_text(self, text: str, source: str = "<text>") -> None:
         """Scan a string holding a whole log."""
         self.feed_stream(io.BytesIO(text.encode("utf-8", "surrogateescape")), source)
@@ -143,18 +190,45 @@ class Triage:
         stdin: BinaryIO | None = None,
         strict: bool = False,
         follow_symlinks: bool = False,
+        jobs: int = 1,
     ) -> None:
         """Scan files, directories and `-`; unreadable ones are recorded as errors (or raised if strict).
 
         A directory walk skips links that lead out of the directory unless `follow_symlinks`.
+        With `jobs` > 1, files are prefiltered in that many processes, in byte ranges (see
+        `rlfix.match.ranges`); the report is the same as with one.
         """
-        for item in expand(paths, stdin, follow_symlinks=follow_symlinks):
+        items = expand(paths, stdin, follow_symlinks=follow_symlinks)
+        if jobs > 1:
+            ParallelFeed(self, jobs).run(items, strict)
+            return
+        for item in items:
             if isinstance(item, Problem):
                 self._problem(item, strict)
                 continue
             self._feed_input(item, strict)
 
+    @property
+    def budget(self) -> Budget:
+        """This scan's allowance of the limited observer probes (and its prefilter)."""
+        return self._budget
+
+    def matcher_factory(self) -> Callable[[], Matcher]:
+        """How a worker process makes this scan's matcher (a picklable call)."""
+        return functools.partial(matcher_for, self.kb, self.engine_choice)
+
+    def feed_input(self, item: Input, strict: bool) -> None:
+        """Read one input (a file, stdin, a gzip file) whole, in this process."""
+        self._feed_input(item, strict)
+
+    def problem(self, problem: Problem, strict: bool) -> None:
+        """Record an input that could not be read (raised when `strict`)."""
+        self._problem(problem, strict)
+
     def _feed_input(self, item: Input, strict: bool) -> None:
+        if file_size(item) >= 0:
+            self._feed_file(item, strict)
+            return
         try:
             stream = item.open()
         except OSError as exc:
@@ -266,10 +340,17 @@ class Triage:
         self._block_seq += 1
 
     def _watch(self, watch: TailWatch[T], item: T, hit: Hit) -> None:
-        watch.saw(item, hit.line.source, hit.offset, self._block_seq, self._feed_lines)
+        if self._file is not None:
+            watch.saw(item, hit.line.source, -1, self._block_seq, self._feed_lines, hit.position)
+        else:
+            watch.saw(item, hit.line.source, hit.offset, self._block_seq, self._feed_lines)
 
     def _lookback(self, hit: Hit, size: int = LOOKBACK) -> bytes:
-        """Up to `size` bytes just before a hit: the block so far (and the previous block), or recent lines."""
+        """Up to `size` bytes just before a hit: from its file, from the block so far (and the
+        previous block), or from recent lines."""
+        if self._file is not None and hit.position >= 0:
+            start = max(0, hit.position - size)
+            return self._file.read(start, hit.position - start)
         if hit.offset >= 0 and self._blocks:
             block, _end = self._blocks[-1]
             current = bytes(block[max(0, hit.offset - size) : hit.offset])
@@ -374,6 +455,7 @@ class Triage:
             sources=tuple(sources),
             errors=tuple(self._errors),
             engine=self.matcher.engine,
+            candidates=self._budget.candidates,
             redact=self.redact,
             exit_status=self.exit_status,
         )

@@ -136,6 +136,9 @@ class Report:
     sources: tuple[SourceStats, ...] = ()
     errors: tuple[str, ...] = ()
     engine: str = ""
+    #: Lines the literal scan let through to the patterns (`rlfix diagnose --stats`; not in JSON,
+    #: which stays the same whatever engine or number of processes read the log).
+    candidates: int = 0
     insights: Insights = field(default_factory=Insights)
     #: (signature id, evidence) for every matched line in log order, bounded; for timelines.
     timeline: tuple[tuple[str, Evidence], ...] = ()

@@ -50,6 +50,7 @@ class Observations:
     sources: tuple[SourceStats, ...] = ()
     errors: tuple[str, ...] = ()
     engine: str = ""
+    candidates: int = 0
     redact: bool = True
     #: Traceback headers the log printed.
     tracebacks: int = 0
@@ -86,6 +87,7 @@ def conclude(
         sources=observed.sources,
         errors=observed.errors,
         engine=observed.engine,
+        candidates=observed.candidates,
         timeline=observed.timeline,
         insights=replace(
             insights(diagnoses, observed.progress, observed.unknown, discounted), exit=observed.exit_status

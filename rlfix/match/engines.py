@@ -8,7 +8,7 @@ slower. `RLFIX_ENGINE=python|hyperscan` forces one; the default takes Hyperscan 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any, Protocol, cast
 
 ENGINE_ENV = "RLFIX_ENGINE"
@@ -46,10 +46,10 @@ class PythonPrefilter:
     _PLACE_US = 5.0
     _SWEEP_US_PER_BYTE = 0.0008
 
-    def __init__(self, anchors: Sequence[tuple[bytes, bool]]) -> None:
+    def __init__(self, anchors: Sequence[tuple[int, tuple[bytes, bool]]]) -> None:
         self._groups = (
-            [(i, a) for i, (a, caseless) in enumerate(anchors) if not caseless],
-            [(i, a.lower()) for i, (a, caseless) in enumerate(anchors) if caseless],
+            [(i, a) for i, (a, caseless) in anchors if not caseless],
+            [(i, a.lower()) for i, (a, caseless) in anchors if caseless],
         )
         self._plans: list[_Plan | None] = [None, None]
         self._blocks = 0
@@ -145,7 +145,7 @@ class HyperscanPrefilter:
 
     name = "hyperscan"
 
-    def __init__(self, anchors: Sequence[tuple[bytes, bool]]) -> None:
+    def __init__(self, anchors: Sequence[tuple[int, tuple[bytes, bool]]]) -> None:
         import hyperscan
 
         self._hs = hyperscan
@@ -153,11 +153,11 @@ class HyperscanPrefilter:
         self._empty = not anchors
         if self._empty:
             return
-        expressions = [_hs_escape(a) for a, _ in anchors]
-        flags = [hyperscan.HS_FLAG_CASELESS if caseless else 0 for _, caseless in anchors]
+        expressions = [_hs_escape(a) for _, (a, _) in anchors]
+        flags = [hyperscan.HS_FLAG_CASELESS if caseless else 0 for _, (_, caseless) in anchors]
         self._db.compile(
             expressions=expressions,
-            ids=list(range(len(anchors))),
+            ids=[i for i, _ in anchors],
             elements=len(anchors),
             flags=flags,
         )
@@ -191,15 +191,21 @@ def available_engines() -> list[str]:
     return names
 
 
-def make_prefilter(anchors: Sequence[tuple[bytes, bool]], engine: str = "auto") -> Prefilter:
-    """Build the requested engine (`auto`, `hyperscan` or `python`) over `anchors`."""
+def make_prefilter(
+    anchors: Sequence[tuple[bytes, bool]], engine: str = "auto", skip: Collection[int] = ()
+) -> Prefilter:
+    """Build the requested engine (`auto`, `hyperscan` or `python`) over `anchors` but those in `skip`.
+
+    Hits always name an anchor by its index in `anchors`.
+    """
     choice = os.environ.get(ENGINE_ENV, "") if engine == "auto" else engine
     if choice in ("", "auto"):
         choice = available_engines()[0]
+    kept = [(i, a) for i, a in enumerate(anchors) if i not in skip]
     if choice == "hyperscan":
-        return HyperscanPrefilter(anchors)
+        return HyperscanPrefilter(kept)
     if choice == "python":
-        return PythonPrefilter(anchors)
+        return PythonPrefilter(kept)
     from rlfix.errors import UsageError
 
     raise UsageError(f"unknown matching engine {choice!r}; use one of: {', '.join(available_engines())}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import stat
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
@@ -37,6 +38,16 @@ OVERLAP = 512
 WINDOW = 8 * 1024
 #: Seconds one regex may take on one line before it is abandoned.
 REGEX_TIMEOUT = 0.05
+#: Pruned prefilters a Matcher keeps (each a compiled literal set).
+MAX_PRUNED = 16
+#: Lines up to this long are remembered when no pattern matched them (a repeated warning is
+#: checked once), and this many of them per scan.
+QUIET_LINE_BYTES = 2048
+QUIET_LINES = 16_384
+#: Every ASCII digit becomes "0": repeats of a line that differ only in numbers share one key.
+_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+# What may hold digits in a regex without making it care which digits: quantifiers, \d, escapes.
+_NUMBERLESS = re.compile(r"\{\d+(?:,\d*)?\}|\\[dDx](?:[0-9a-fA-F]{2})?|\\[0-7]{3}")
 
 
 class ProbeKind(Enum):
@@ -58,27 +69,37 @@ class Probe:
     Observers that only need a few sightings (which framework is this?) set `max_hits`, and those
     whose anchors can be common set `max_lines`, the candidate lines they may examine per scan:
     after that they stop costing anything, so a log's size never multiplies their cost.
+    `head_bytes` confines a probe to lines that start within the first that many bytes of each
+    input (job context is printed at the start): past it, its anchors leave the literal scan.
     """
 
     owner: str
     pattern: Pattern
     max_hits: int | None = None
     max_lines: int | None = None
+    head_bytes: int | None = None
     kind: ProbeKind = ProbeKind.SIGNATURE
     detail: Hashable | None = None
 
 
 @dataclass(frozen=True)
 class Hit:
-    """One probe matched one line; `offset` is where the line starts in the current block (-1: none)."""
+    """One probe matched one line.
+
+    `offset` is where the line starts in the current block (-1: fed line by line), `position`
+    where it starts in its input (-1: unknown).
+    """
 
     probe: Probe
     line: Line
     match: regex.Match[str]
     offset: int = -1
+    position: int = -1
 
 
 Sink = Callable[[Hit], None]
+#: Receives a candidate line unchecked: (bytes, [(end offset in the line, anchor)], line number, position).
+Collect = Callable[[bytes, list[tuple[int, int]], int, int], None]
 #: Called with (buffer, end) before a block's lines are matched; valid only during that call's block.
 BlockHook = Callable[[bytearray | bytes, int], None]
 
@@ -130,12 +151,37 @@ def count_newlines(buf: bytes | bytearray, end: int, fast: bool = True) -> int:
 
 
 class Budget:
-    """Per-scan allowance of the limited observer probes (a Matcher is shared; budgets are not)."""
+    """Per-scan state of a shared Matcher: the limited observer probes' allowance, the literal scan
+    that still matters, and counts for `--stats`.
 
-    def __init__(self, probes: Sequence[Probe]) -> None:
+    When every probe behind an anchor has had its say, the anchor leaves this scan's prefilter
+    (rebuilt at the next block), so a word that is on every line of a chatty log stops costing
+    anything once the probes that wanted it are done.
+    """
+
+    def __init__(self, matcher: Matcher) -> None:
+        probes = matcher.probes
+        self._matcher = matcher
         self._hits = {i: p.max_hits for i, p in enumerate(probes) if p.max_hits is not None}
         self._lines = {i: p.max_lines for i, p in enumerate(probes) if p.max_lines is not None}
         self.dead: set[int] = set()
+        self.dead_anchors: frozenset[int] = frozenset()
+        self._stale = False
+        self._head: Prefilter | None = matcher.prefilter
+        self._body: Prefilter | None = None
+        #: Physical lines (or `\r` segments) decoded and checked against the patterns.
+        self.candidates = 0
+        # Digit-masked lines (with whether they were in a head window) that matched nothing.
+        self._quiet: set[tuple[bool, bytes]] = set()
+
+    def quiet(self, key: tuple[bool, bytes]) -> bool:
+        """Whether a line with this key matched nothing before."""
+        return key in self._quiet
+
+    def remember_quiet(self, key: tuple[bool, bytes]) -> None:
+        if len(self._quiet) >= QUIET_LINES:
+            self._quiet.clear()
+        self._quiet.add(key)
 
     def examine(self, index: int) -> bool:
         """Whether probe `index` may look at one more line (and count that it did)."""
@@ -144,7 +190,7 @@ class Budget:
         left = self._lines.get(index)
         if left is not None:
             if left <= 0:
-                self.dead.add(index)
+                self._kill(index)
                 return False
             self._lines[index] = left - 1
         return True
@@ -154,7 +200,31 @@ class Budget:
         if left is not None:
             self._hits[index] = left - 1
             if left <= 1:
-                self.dead.add(index)
+                self._kill(index)
+
+    def assume_dead(self, anchors: frozenset[int]) -> None:
+        """Leave `anchors` out of the scan (a worker told which anchors the whole scan no longer needs)."""
+        self.dead_anchors = anchors
+        self._head = self._body = None
+
+    def _kill(self, index: int) -> None:
+        self.dead.add(index)
+        self._stale = True
+
+    def refresh(self, position: int) -> Prefilter:
+        """The prefilter for a block starting at `position` of its input: without the anchors no
+        live probe needs there."""
+        if self._stale:
+            self._stale = False
+            self.dead_anchors = self._matcher.dead_anchors(self.dead)
+            self._body = self._head = None
+        if position < self._matcher.head_limit:
+            if self._head is None:
+                self._head = self._matcher.prefilter_without(self.dead_anchors)
+            return self._head
+        if self._body is None:
+            self._body = self._matcher.prefilter_without(self.dead_anchors | self._matcher.head_only)
+        return self._body
 
 
 def scan_buffers() -> tuple[bytearray, bytearray]:
@@ -186,7 +256,25 @@ class Matcher:
                     by_anchor.append([])
                 by_anchor[anchor_ids[key]].append(index)
         self._probes_of_anchor = [tuple(dict.fromkeys(p)) for p in by_anchor]
-        self.prefilter: Prefilter = make_prefilter(list(anchor_ids), engine)
+        heads = [p.head_bytes for p in self.probes if p.head_bytes is not None]
+        #: Where the last head window ends, and the anchors only head-window probes need.
+        self.head_limit = max(heads, default=0)
+        self.head_only = frozenset(
+            a
+            for a, owners in enumerate(self._probes_of_anchor)
+            if all(self.probes[i].head_bytes is not None for i in owners)
+        )
+        # Anchors whose every pattern matches a line whatever its digits are: a line that held
+        # only these and matched nothing need not be checked again when it repeats.
+        self._number_blind = [
+            all(_number_blind(self.probes[i].pattern.source) for i in owners) for owners in self._probes_of_anchor
+        ]
+        self._anchors = list(anchor_ids)
+        self._engine_choice = engine
+        self.prefilter: Prefilter = make_prefilter(self._anchors, engine)
+        # Prefilters without the anchors of finished probes, by the set left out (few per KB:
+        # the limited probes finish in much the same order in every log).
+        self._pruned: dict[frozenset[int], Prefilter] = {frozenset(): self.prefilter}
 
     @classmethod
     def for_knowledge(cls, kb: KnowledgeBase, extra: Iterable[Probe] = (), engine: str = "auto") -> Matcher:
@@ -203,28 +291,47 @@ class Matcher:
 
     def budget(self) -> Budget:
         """A fresh allowance for one scan (one Triage)."""
-        return Budget(self.probes)
+        return Budget(self)
+
+    def dead_anchors(self, dead_probes: set[int]) -> frozenset[int]:
+        """Anchors whose every probe is in `dead_probes`."""
+        return frozenset(a for a, owners in enumerate(self._probes_of_anchor) if all(i in dead_probes for i in owners))
+
+    def prefilter_without(self, dead: frozenset[int]) -> Prefilter:
+        """A prefilter over every anchor but `dead` (anchor indices stay those of the full set)."""
+        found = self._pruned.get(dead)
+        if found is None:
+            if len(self._pruned) > MAX_PRUNED:
+                self._pruned = {frozenset(): self.prefilter}
+            found = make_prefilter(self._anchors, self._engine_choice, skip=dead)
+            self._pruned[dead] = found
+        return found
 
     def scan_stream(
         self,
         stream: BinaryIO,
         source: str,
-        sink: Sink,
+        sink: Sink | None,
         first_line: int = 1,
         budget: Budget | None = None,
         on_block: BlockHook | None = None,
         buffers: tuple[bytearray, bytearray] | None = None,
+        collect: Collect | None = None,
+        base: int = 0,
     ) -> tuple[int, int]:
         """Scan a binary stream block by block. Returns (lines, bytes) read.
 
         Two buffers are read into alternately (no block is copied), so the previous block stays
         intact for `on_block(buffer, end)` to look back from a hit. Memory: two blocks plus one
         overlong line; callers scanning many inputs reuse `buffers` (from `scan_buffers()`).
+        `base` is where the stream starts in its input. With `collect`, candidate lines are handed
+        to it unchecked (see `ranges.py`) instead of being matched and sent to `sink`.
         """
+        state = _StreamState(self, source, sink, budget, on_block, collect, first_line, base)
         buffers = buffers or scan_buffers()
         read = _block_reader(stream)
         big = _size_hint(stream) >= NUMPY_AFTER
-        which, carry, line_no, total = 0, b"", first_line, 0
+        which, carry, total = 0, b"", 0
         while True:
             buf, have = buffers[which], len(carry)
             buf[:have] = carry
@@ -235,41 +342,36 @@ class Matcher:
             end = have + got
             cut = buf.rfind(b"\n", 0, end)
             if cut < 0:
-                if end >= MAX_LINE:
-                    # An overlong line: scan what we have, keep a tail in case an anchor straddles.
-                    self.scan_block(buf, line_no, source, sink, budget, on_block, end)
-                    carry = bytes(buf[end - OVERLAP : end])
-                else:
-                    carry = bytes(buf[:end])
-                which = 1 - which
-                continue
-            self.scan_block(buf, line_no, source, sink, budget, on_block, cut + 1)
-            line_no += count_newlines(buf, cut + 1, fast=big or total >= NUMPY_AFTER)
-            carry = bytes(buf[cut + 1 : end])
-            if len(carry) >= MAX_LINE:
-                self.scan_block(carry, line_no, source, sink, budget, on_block)
-                carry = carry[-OVERLAP:]
+                carry = state.overlong(buf, end) if end >= MAX_LINE else bytes(buf[:end])
+            else:
+                state.block(buf, cut + 1, fast=big or total >= NUMPY_AFTER)
+                carry = bytes(buf[cut + 1 : end])
+                if len(carry) >= MAX_LINE:
+                    carry = state.overlong(carry, len(carry))
             which = 1 - which
         if carry:
-            self.scan_block(carry, line_no, source, sink, budget, on_block)
-            line_no += 1
-        return line_no - first_line, total
+            state.block(carry, len(carry), fast=False)
+        return state.line_no - first_line, total
 
     def scan_block(
         self,
         block: bytes | bytearray,
         first_line: int,
         source: str,
-        sink: Sink,
+        sink: Sink | None,
         budget: Budget | None = None,
         on_block: BlockHook | None = None,
         end: int | None = None,
+        base: int = 0,
+        collect: Collect | None = None,
     ) -> None:
-        """Match every candidate line of `block[:end]`, whose first line has number `first_line`."""
+        """Match every candidate line of `block[:end]`, whose first line has number `first_line`
+        and which starts at byte `base` of its input."""
         end = len(block) if end is None else end
         if on_block is not None:
             on_block(block, end)
-        hits = self.prefilter.scan(block, end)
+        prefilter = budget.refresh(base) if budget is not None else self.prefilter
+        hits = prefilter.scan(block, end)
         if not hits:
             return
         hits.sort()
@@ -288,15 +390,42 @@ class Matcher:
             while i < len(hits) and hits[i][0] - 1 < stop:
                 local.append((hits[i][0] - start, hits[i][1]))
                 i += 1
-            self._candidate(bytes(block[start:stop]), local, line_no, source, sink, budget, start)
+            if collect is not None:
+                collect(bytes(block[start:stop]), local, line_no, base + start)
+            else:
+                assert sink is not None
+                self._candidate(bytes(block[start:stop]), local, line_no, source, sink, budget, start, base + start)
 
-    def scan_line(self, raw: str | bytes, number: int, source: str, sink: Sink, budget: Budget | None = None) -> None:
-        """Match one line (used when lines arrive one at a time: follow, run, `Triage.feed`)."""
+    def check(
+        self,
+        data: bytes,
+        hits: list[tuple[int, int]],
+        number: int,
+        source: str,
+        sink: Sink,
+        budget: Budget | None,
+        position: int,
+    ) -> None:
+        """Match one candidate line collected by `scan_stream(collect=...)` and send its hits to `sink`."""
+        self._candidate(data, hits, number, source, sink, budget, -1, position)
+
+    def scan_line(
+        self,
+        raw: str | bytes,
+        number: int,
+        source: str,
+        sink: Sink,
+        budget: Budget | None = None,
+        position: int = 0,
+    ) -> None:
+        """Match one line (used when lines arrive one at a time: follow, run, `Triage.feed`);
+        `position` is where it starts in its input (the bytes fed before it)."""
         data = raw.encode("utf-8", "surrogateescape") if isinstance(raw, str) else raw
         data = data.rstrip(b"\n")
-        hits = self.prefilter.scan(data, len(data))
+        prefilter = budget.refresh(position) if budget is not None else self.prefilter
+        hits = prefilter.scan(data, len(data))
         if hits:
-            self._candidate(data, sorted(hits), number, source, sink, budget, -1)
+            self._candidate(data, sorted(hits), number, source, sink, budget, -1, position)
 
     # --- one candidate line ----------------------------------------------------------
 
@@ -309,29 +438,45 @@ class Matcher:
         sink: Sink,
         budget: Budget | None,
         offset: int,
+        position: int,
     ) -> None:
+        if position >= self.head_limit and self.head_only:
+            # A block that began in the head window still reported the head-only anchors.
+            hits = [h for h in hits if h[1] not in self.head_only]
         if budget is not None and budget.dead:
             # Decoding is the expensive part: skip lines whose every probe has had its say.
             hits = [h for h in hits if any(i not in budget.dead for i in self._probes_of_anchor[h[1]])]
-            if not hits:
-                return
+        if not hits:
+            return
         for seg_start, seg_end in _segments(data, hits):
             anchors = {a for end, a in hits if seg_start < end <= seg_end}
             if not anchors:
                 continue
-            raw = data[seg_start:seg_end].decode("utf-8", "replace")
-            line = normalize(raw, source, number)
-            if not line.message and not line.text:
-                continue
-            self._verify(line, anchors, sink, budget, offset)
+            segment = data[seg_start:seg_end]
+            key = None
+            if budget is not None:
+                if len(segment) <= QUIET_LINE_BYTES and all(self._number_blind[a] for a in anchors):
+                    key = (position < self.head_limit, segment.translate(_DIGITS))
+                    if budget.quiet(key):
+                        continue
+                budget.candidates += 1
+            line = normalize(segment.decode("utf-8", "replace"), source, number)
+            found = bool(line.message or line.text) and self._verify(line, anchors, sink, budget, offset, position)
+            if key is not None and not found and budget is not None:
+                budget.remember_quiet(key)
 
-    def _verify(self, line: Line, anchors: set[int], sink: Sink, budget: Budget | None, offset: int) -> None:
+    def _verify(
+        self, line: Line, anchors: set[int], sink: Sink, budget: Budget | None, offset: int, position: int
+    ) -> bool:
+        """Check one line against the probes of its anchors and hand the hits on; whether any matched."""
         seen_owners: set[str] = set()
         found: list[Hit] = []
         for anchor in sorted(anchors):
             for index in self._probes_of_anchor[anchor]:
                 probe = self.probes[index]
                 if probe.owner in seen_owners:
+                    continue
+                if probe.head_bytes is not None and position >= probe.head_bytes:
                     continue
                 if budget is not None and not budget.examine(index):
                     continue
@@ -340,7 +485,7 @@ class Matcher:
                     m = probe.pattern.search(line.text, self.timeout)
                 if m is not None:
                     seen_owners.add(probe.owner)
-                    found.append(Hit(probe, line, m, offset))
+                    found.append(Hit(probe, line, m, offset, position))
                     if budget is not None:
                         budget.hit(index)
         # The fallback only speaks for lines no other signature explains.
@@ -349,12 +494,57 @@ class Matcher:
             if specific and hit.probe.owner in self._fallbacks:
                 continue
             sink(hit)
+        return bool(found)
 
     def owners_matching(self, raw_line: str) -> list[str]:
         """Ids of the owners whose patterns match one raw line (for examples and lint)."""
         found: list[str] = []
         self.scan_line(raw_line, 1, "<example>", lambda hit: found.append(hit.probe.owner))
         return found
+
+
+class _StreamState:
+    """Line numbers and input positions while `Matcher.scan_stream` reads a stream."""
+
+    def __init__(
+        self,
+        matcher: Matcher,
+        source: str,
+        sink: Sink | None,
+        budget: Budget | None,
+        on_block: BlockHook | None,
+        collect: Collect | None,
+        first_line: int,
+        base: int,
+    ) -> None:
+        self._matcher, self._source, self._sink, self._budget = matcher, source, sink, budget
+        self._on_block, self._collect = on_block, collect
+        self.line_no, self.base = first_line, base
+
+    def block(self, buf: bytes | bytearray, end: int, fast: bool) -> None:
+        """Scan `buf[:end]`, which ends with a newline unless it ends the stream."""
+        self._scan(buf, end)
+        newlines = count_newlines(buf, end, fast=fast)
+        # A stream's last line may lack its newline: it is a line all the same.
+        self.line_no += newlines if end and buf[end - 1] == 10 else newlines + 1
+        self.base += end
+
+    def overlong(self, buf: bytes | bytearray, end: int) -> bytes:
+        """Scan a piece of a line longer than MAX_LINE; return the tail kept for the next piece,
+        in case an anchor straddles the cut."""
+        self._scan(buf, end)
+        self.base += end - OVERLAP
+        return bytes(buf[end - OVERLAP : end])
+
+    def _scan(self, buf: bytes | bytearray, end: int) -> None:
+        self._matcher.scan_block(
+            buf, self.line_no, self._source, self._sink, self._budget, self._on_block, end, self.base, self._collect
+        )
+
+
+def _number_blind(source: str) -> bool:
+    """Whether a regex matches the same lines whatever digits they hold (no literal digit in it)."""
+    return not any(c.isdigit() for c in _NUMBERLESS.sub("", source))
 
 
 def _segments(data: bytes, hits: list[tuple[int, int]]) -> list[tuple[int, int]]:

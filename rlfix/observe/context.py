@@ -91,6 +91,9 @@ _GPU = r"(?P<gpu>NVIDIA (?:A100|H100|H800|H20|A800|A10G?|L40S?|L4|V100|RTX \w+|G
 #: Candidate lines each context probe may examine per log. Job context is printed near the start
 #: (banners, command lines, config dumps); past this many lines a probe stops costing anything.
 CONTEXT_LINES = 20_000
+#: Bytes at the start of each input in which context probes look. A chatty job prints framework
+#: words on every line; past its head, the job's context is known and those words cost nothing.
+CONTEXT_BYTES = 4 * 1024 * 1024
 
 
 def _probe(
@@ -102,6 +105,7 @@ def _probe(
         observer_pattern(source, anchors),
         max_hits=max_hits,
         max_lines=CONTEXT_LINES,
+        head_bytes=CONTEXT_BYTES,
         kind=ProbeKind.CONTEXT,
         detail=ContextDetail(fact, framework),
     )

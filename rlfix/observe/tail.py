@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -47,12 +48,22 @@ def went_on(after: bytes) -> bool:
     return False
 
 
+#: A candidate followed by more than this many bytes of its file did not end it. (A block: the
+#: same reach as a stream's, whose candidate must be in one of its last two blocks.)
+TAIL_BYTES = 4 * 1024 * 1024
+#: Bytes searched for the end of the candidate line in a file.
+_LINE_REACH = 2 * 1024 * 1024
+
+Reader = Callable[[int, int], bytes]
+
+
 @dataclass
 class _Seen:
     source: str
-    offset: int  # where the line starts in its block; -1 when fed line by line
+    offset: int  # where the line starts in its block; -1 when fed line by line or read from a file
     block: int  # which block it was in
     fed: int  # lines fed one by one so far, when fed that way
+    position: int = -1  # where the line starts in its file, when read from a file
 
 
 class TailWatch(Generic[T]):
@@ -63,9 +74,22 @@ class TailWatch(Generic[T]):
         self._seen: _Seen | None = None
         self.ended: bool | None = None
 
-    def saw(self, item: T, source: str, offset: int, block: int, fed: int) -> None:
+    def saw(self, item: T, source: str, offset: int, block: int, fed: int, position: int = -1) -> None:
         """Remember `item` as the latest candidate; the verdict waits for the end of its input."""
-        self.last, self._seen, self.ended = item, _Seen(source, offset, block, fed), None
+        self.last, self._seen, self.ended = item, _Seen(source, offset, block, fed, position), None
+
+    def judge_file(self, source: str, read: Reader, size: int) -> None:
+        """At the end of a file of `size` bytes: read what followed the candidate (`read(at, n)`)."""
+        seen = self._seen
+        if seen is None or seen.source != source or self.ended is not None or seen.position < 0:
+            return
+        head = read(seen.position, _LINE_REACH)
+        newline = head.find(b"\n")
+        after = seen.position + newline + 1 if newline >= 0 else size
+        if size - after > TAIL_BYTES:
+            self.ended = False
+            return
+        self.ended = not went_on(read(after, READ_AFTER) if after < size else b"")
 
     def judge_blocks(self, source: str, blocks: deque[tuple[bytearray | bytes, int]], block: int) -> None:
         """At the end of a stream: read what followed the candidate in the last two blocks."""
@@ -89,7 +113,7 @@ class TailWatch(Generic[T]):
         seen = self._seen
         if seen is None:
             return False
-        if seen.offset >= 0:
+        if seen.offset >= 0 or seen.position >= 0:
             return bool(self.ended)
         count = fed - seen.fed
         if count >= len(recent):

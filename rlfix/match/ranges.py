@@ -1,0 +1,201 @@
+"""Scanning regular files in byte ranges, in this process or in worker processes.
+
+A file is cut into ranges that end just after a newline. Each range is read and put through the
+literal prefilter on its own (the expensive, per-byte part), giving the lines that hold an anchor
+and the range's newline count. The caller then checks those candidate lines against the patterns
+in file order, in one process, with one budget: that part keeps every order-dependent decision
+(observer budgets, first occurrences, evidence samples), so any number of processes gives the
+report of a serial run, byte for byte.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import BinaryIO, NamedTuple
+
+from rlfix.match.matcher import Budget, Matcher
+
+#: Bytes per range: large enough that a range costs far more than shipping its result, small
+#: enough that two workers share a 1 GB log evenly and a range's candidates stay few megabytes.
+RANGE_BYTES = 32 * 1024 * 1024
+#: Files smaller than this are sent to a worker together, up to RANGE_BYTES or BATCH_FILES per task.
+BATCH_FILES = 256
+#: Bytes read at a time when looking for the newline that ends a range.
+_PROBE = 64 * 1024
+
+
+class Piece(NamedTuple):
+    """Bytes `[start, stop)` of a file; `skip` is where its text starts (a leading NUL hole)."""
+
+    path: str
+    start: int
+    stop: int
+    skip: int = 0
+
+
+class Candidate(NamedTuple):
+    """A line holding an anchor: which line of its piece it is (from 0), where it starts in its file,
+    its bytes and the (end offset in the line, anchor) pairs found in it."""
+
+    nth: int
+    position: int
+    data: bytes
+    hits: list[tuple[int, int]]
+
+
+@dataclass
+class PieceScan:
+    """What the prefilter found in one piece: newlines (lines, for the last piece of a file that
+    does not end with one), bytes and candidate lines."""
+
+    lines: int
+    size: int
+    candidates: list[Candidate]
+    #: Why the piece could not be read to its end (what was read is kept).
+    error: str | None = None
+
+
+def cut(path: str, skip: int, size: int, target: int | None = None) -> list[Piece]:
+    """Ranges of about `target` bytes (RANGE_BYTES) covering `[skip, size)`, each ending just after a newline."""
+    target = target or RANGE_BYTES
+    pieces: list[Piece] = []
+    start = skip
+    with open(path, "rb") as fh:
+        while size - start > target:
+            stop = _line_end(fh, start + target, size)
+            if stop >= size:
+                break
+            pieces.append(Piece(path, start, stop, skip))
+            start = stop
+    pieces.append(Piece(path, start, size, skip))
+    return pieces
+
+
+def _line_end(fh: BinaryIO, at: int, size: int) -> int:
+    """The offset just after the first newline at or after `at` (or `size`)."""
+    fh.seek(at)
+    while at < size:
+        chunk = fh.read(_PROBE)
+        if not chunk:
+            break
+        newline = chunk.find(b"\n")
+        if newline >= 0:
+            return at + newline + 1
+        at += len(chunk)
+    return size
+
+
+class _Window:
+    """A file object limited to `[start, stop)`: what `Matcher.scan_stream` reads a piece through."""
+
+    def __init__(self, path: str, start: int, stop: int) -> None:
+        self._fh = open(path, "rb")  # noqa: SIM115 - closed by close(), from the `with` in scan_piece
+        self._fh.seek(start)
+        self._left = stop - start
+
+    def readinto(self, buffer: memoryview) -> int:
+        if self._left <= 0:
+            return 0
+        view = buffer[: min(len(buffer), self._left)]
+        got = self._fh.readinto(view) or 0
+        self._left -= got
+        return got
+
+    def close(self) -> None:
+        self._fh.close()
+
+
+def scan_piece(matcher: Matcher, piece: Piece, dead_anchors: frozenset[int]) -> PieceScan:
+    """Prefilter one piece; `dead_anchors` are left out of the scan (their probes are done)."""
+    budget = matcher.budget()
+    budget.assume_dead(dead_anchors)
+    found: list[Candidate] = []
+
+    def collect(data: bytes, hits: list[tuple[int, int]], nth: int, position: int) -> None:
+        found.append(Candidate(nth, position, data, hits))
+
+    try:
+        window = _Window(piece.path, piece.start, piece.stop)
+    except OSError as exc:
+        return PieceScan(0, 0, [], f"read failed: {exc.strerror or exc}")
+    try:
+        lines, size = matcher.scan_stream(
+            window,  # type: ignore[arg-type]
+            "",
+            None,
+            first_line=0,
+            budget=budget,
+            collect=collect,
+            base=piece.start - piece.skip,
+        )
+    except OSError as exc:
+        return PieceScan(0, 0, found, f"read failed: {exc.strerror or exc}")
+    finally:
+        window.close()
+    return PieceScan(lines, size, found)
+
+
+# --- worker processes ------------------------------------------------------------------
+
+_worker_matcher: Matcher | None = None
+
+
+def _init_worker(factory: Callable[[], Matcher]) -> None:
+    global _worker_matcher
+    _worker_matcher = factory()
+
+
+def _scan_task(pieces: Sequence[Piece], dead_anchors: frozenset[int]) -> list[PieceScan]:
+    assert _worker_matcher is not None
+    return [scan_piece(_worker_matcher, p, dead_anchors) for p in pieces]
+
+
+class PieceScanner:
+    """Prefilters pieces in `jobs` worker processes, a few tasks ahead, and yields their scans in
+    the order they were submitted.
+
+    The dead anchors are read from `budget` when a task is sent, so work sent later skips more.
+    """
+
+    def __init__(self, factory: Callable[[], Matcher], jobs: int, budget: Budget) -> None:
+        self._budget = budget
+        self._jobs = jobs
+        self._factory = factory
+        self._pool: Executor | None = None
+        self._batch: list[Piece] = []
+        self._batch_bytes = 0
+        self._tasks: deque[tuple[list[Piece], Future[list[PieceScan]]]] = deque()
+
+    def submit(self, piece: Piece) -> None:
+        """Queue `piece`; small pieces wait to be sent together."""
+        self._batch.append(piece)
+        self._batch_bytes += piece.stop - piece.start
+        if self._batch_bytes >= RANGE_BYTES or len(self._batch) >= BATCH_FILES:
+            self.flush()
+
+    def flush(self) -> None:
+        """Send the pieces queued so far as one task."""
+        if not self._batch:
+            return
+        batch, self._batch, self._batch_bytes = self._batch, [], 0
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(self._jobs, initializer=_init_worker, initargs=(self._factory,))
+        self._tasks.append((batch, self._pool.submit(_scan_task, batch, self._budget.dead_anchors)))
+
+    @property
+    def in_flight(self) -> int:
+        """Tasks sent and not read back yet."""
+        return len(self._tasks)
+
+    def oldest(self) -> list[tuple[Piece, PieceScan]]:
+        """The scans of the oldest task sent (waiting for it)."""
+        batch, future = self._tasks.popleft()
+        return list(zip(batch, future.result(), strict=True))
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
