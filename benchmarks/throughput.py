@@ -1,22 +1,24 @@
-"""Throughput and memory of `rlfix diagnose` against `grep -E` on the same patterns.
+"""Throughput and memory of `rlfix diagnose` against `grep -E` on the same patterns, per log profile.
 
-    python benchmarks/throughput.py                 # 200 MB synthetic RL log
-    python benchmarks/throughput.py --size 1GB      # the issue's target size
-    python benchmarks/throughput.py --size 2MB --long-line 0   # a smoke run
+    python benchmarks/throughput.py                              # every profile at its full size
+    python benchmarks/throughput.py --profile chatty --size 200MB
+    python benchmarks/throughput.py --size 4MB --files 50 --long-line 0   # a smoke run
+    python benchmarks/throughput.py --generate-only /tmp/logs    # write the logs, print their hashes
 
-Generates a realistic synthetic RL training log (tqdm `\\r` bars, step metrics, Ray worker
-prefixes, NCCL INFO, long lines, a few real failures near the end), then measures, in one run:
-`rlfix diagnose` with each available engine, `LC_ALL=C grep -E -c -f` over the patterns from
-`rlfix kb export-patterns`, and a bare Python line loop. Also one single line of `--long-line`
-bytes with no newline through `rlfix diagnose`. Prints MB/s, the time ratio to grep (wall and
-CPU) and the peak RSS of each run (from `resource.getrusage` of the finished child).
+Profiles (benchmarks/logshapes, described in benchmarks/README.md): quiet (a synthetic RL log),
+chatty (a verl + vLLM + Ray driver log), many-files (a Ray session log directory) and healthy
+(chatty without a failure). Each is generated deterministically from real line shapes, then
+measured in one run: `LC_ALL=C grep -E -c -f` over the patterns of `rlfix kb export-patterns`,
+`rlfix diagnose` with each available engine (and with `--jobs 2` where rlfix has it), and a bare
+Python line loop. Prints wall time, MB/s, the time ratio to grep, the peak RSS of each child, the
+share of lines that became candidates (from `rlfix diagnose --stats`) and what rlfix concluded.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
-import random
 import shutil
 import subprocess
 import sys
@@ -25,93 +27,165 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-UNITS = {"KB": 1024, "MB": 1024**2, "GB": 1024**3, "K": 1024, "M": 1024**2, "G": 1024**3, "B": 1}
+from logshapes import PROFILES, Profile, parse_size
+from runner import Result, candidate_share, diagnosis, input_size, measure
 
-FAILURE_TAIL = [
-    "(WorkerDict pid=4172, ip=10.80.11.200) [rank3]:[E ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught "
-    "collective operation timeout: WorkNCCL(SeqNum=88, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000)"
-    " ran for 600035 milliseconds before timing out.",
-    "(WorkerDict pid=4170, ip=10.80.11.200) RuntimeError: CUDA error: an illegal memory access was encountered",
-    "(WorkerDict pid=4170, ip=10.80.11.200) CUDA kernel errors might be asynchronously reported at some other API "
-    "call, so the stacktrace below might be incorrect.",
-    "(WorkerDict pid=4170, ip=10.80.11.200) For debugging consider passing CUDA_LAUNCH_BLOCKING=1.",
-    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
-    "79.15 GiB of which 1.02 GiB is free.",
-    "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.",
-]
+RLFIX = [sys.executable, "-m", "rlfix"]
+LOOP = (
+    "import os, sys\nn = 0\nroot = sys.argv[1]\n"
+    "paths = [os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs] if os.path.isdir(root) else [root]\n"
+    "for p in paths:\n    with open(p, 'rb') as fh:\n        for line in fh:\n            n += 1\nprint(n)"
+)
 
 
-def parse_size(text: str) -> int:
-    """`200MB`, `1GB`, `512K` or a byte count."""
-    upper = text.strip().upper()
-    for unit in sorted(UNITS, key=len, reverse=True):
-        if upper.endswith(unit) and upper[: -len(unit)].replace(".", "", 1).isdigit():
-            return int(float(upper[: -len(unit)]) * UNITS[unit])
-    return int(upper)
+@dataclass
+class Tools:
+    """What this machine and this rlfix offer: grep, the engines, `--stats` and `--jobs`."""
+
+    grep: str | None
+    engines: list[str]
+    stats: bool
+    jobs: bool
+
+    @classmethod
+    def detect(cls) -> Tools:
+        engines = subprocess.run(
+            [sys.executable, "-c", "from rlfix.match.engines import available_engines as a; print(' '.join(a()))"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+        usage = subprocess.run([*RLFIX, "diagnose", "--help"], capture_output=True, text=True, check=True).stdout
+        return cls(shutil.which("grep"), engines, "--stats" in usage, "--jobs" in usage)
 
 
-def _lines(rng: random.Random) -> list[bytes]:
-    """A pool of ordinary lines, drawn from at random (a pool keeps generation fast)."""
-    pool: list[str] = []
-    workers = [f"(WorkerDict pid={4000 + i}, ip=10.80.11.{200 + i % 4})" for i in range(8)]
-    for step in range(400):
-        w = rng.choice(workers)
-        loss = rng.random()
-        pool.append(
-            f"{w} step:{step} - actor/entropy:{loss:.4f} - actor/pg_loss:{loss / 3:.5f} - actor/pg_clipfrac:0.0021 "
-            f"- critic/score/mean:{rng.random():.4f} - response_length/mean:{rng.randint(200, 900)} "
-            f"- perf/throughput:{rng.randint(900, 2000)} - timing_s/gen:{rng.random() * 40:.2f}"
-        )
-        bar = "\r".join(
-            f"Training Progress: {p:3d}%|{'█' * (p // 10):10}| {p * 2}/200 [{p // 6:02d}:{p % 60:02d}<03:12,  1.62it/s]"
-            for p in range(0, 101, rng.choice([5, 10, 20]))
-        )
-        pool.append(bar)
-        pool.append(
-            f"{w} node-{step % 4}:{4000 + step % 8}:{4100 + step % 8} [{step % 8}] NCCL INFO Channel "
-            f"{step % 32:02d}/0 : {step % 8}[{step % 8}] -> {(step + 1) % 8}[{(step + 1) % 8}] via P2P/IPC"
-        )
-        pool.append(
-            f"INFO 03-14 10:{step % 60:02d}:11 metrics.py:{rng.randint(100, 400)}] Avg prompt throughput: "
-            f"{rng.random() * 5000:.1f} tokens/s, Avg generation throughput: {rng.random() * 900:.1f} tokens/s, "
-            f"Running: {rng.randint(0, 64)} reqs, Pending: 0 reqs, GPU KV cache usage: {rng.random() * 100:.1f}%"
-        )
-        pool.append(
-            f"[2025-03-14 10:{step % 60:02d}:07,114] [INFO] [logging.py:128:log_dist] [Rank 0] step={step}, "
-            f"skipped=0, lr=[1e-06], mom=[(0.9, 0.95)]"
-        )
-        if step % 20 == 0:
-            sample = " ".join(
-                rng.choice(["the", "model", "answer", "is", "42", "therefore", "<think>"])
-                for _ in range(rng.randint(400, 1500))
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--profile", choices=[*PROFILES, "all"], default="all")
+    parser.add_argument("--size", help="log size, e.g. 200MB (default: 1GB, 2GB for many-files)")
+    parser.add_argument("--files", type=int, help="files of many-files (default 5000)")
+    parser.add_argument(
+        "--python-size",
+        default="200MB",
+        help="run the slow pure-Python engine on a copy of the profile this big, 0 to skip it, 'full' for the "
+        "same log (default 200MB)",
+    )
+    parser.add_argument("--jobs", type=int, default=2, help="the --jobs row's worker count (default 2)")
+    parser.add_argument("--long-line", default="100MB", help="single-line test size, 0 to skip (default 100MB)")
+    parser.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per method; the fastest is shown")
+    parser.add_argument("--dir", help="where to write the logs (default: a temporary directory)")
+    parser.add_argument("--keep", action="store_true", help="keep the generated logs")
+    parser.add_argument("--generate-only", metavar="DIR", help="only write the profiles' logs to DIR and print hashes")
+    return parser
+
+
+def _generate(profile: Profile, where: Path, size: int, files: int, seed: int) -> Path:
+    target = where / (profile.name if profile.directory else f"{profile.name}.log")
+    started = time.perf_counter()
+    profile.generate(target, size, seed, files)
+    took = time.perf_counter() - started
+    print(f"generated {profile.name}: {input_size(target) / 1e6:.0f} MB in {took:.1f} s", flush=True)
+    return target
+
+
+def digest(path: Path) -> str:
+    """sha256 over a file, or over a directory's relative paths and contents in sorted order."""
+    h = hashlib.sha256()
+    for p in sorted(path.rglob("*")) if path.is_dir() else [path]:
+        if p.is_file():
+            h.update(str(p.relative_to(path)).encode() if path.is_dir() else b"")
+            with p.open("rb") as fh:
+                while chunk := fh.read(1 << 20):
+                    h.update(chunk)
+    return h.hexdigest()
+
+
+def _sizes(profile: Profile, args: argparse.Namespace) -> tuple[int, int]:
+    """The profile's bytes and file count, from the options or the profile's defaults."""
+    return parse_size(args.size or profile.default_size), args.files or profile.default_files
+
+
+def _python_copy(profile: Profile, args: argparse.Namespace, where: Path, target: Path) -> tuple[Path | None, str]:
+    """The input of the pure-Python engine: the log itself, a smaller copy made the same way, or none."""
+    size, files = _sizes(profile, args)
+    if args.python_size == "full":
+        return target, ""
+    small = parse_size(args.python_size)
+    if small <= 0:
+        return None, ""
+    if small >= size:
+        return target, ""
+    copy_dir = where / "python-copy"
+    copy_dir.mkdir(exist_ok=True)
+    copy = _generate(profile, copy_dir, small, max(50, files * small // size), args.seed)
+    return copy, f" on a {small / 1e6:.0f} MB copy"
+
+
+def _plan(tools: Tools, args: argparse.Namespace, target: Path, patterns: Path, py: tuple[Path | None, str]):
+    """(label, argv, input, env) of every measured run of one profile, grep first."""
+    stats = ["--stats"] if tools.stats else []
+    diagnose = [*RLFIX, "diagnose", "-f", "json", *stats]
+    runs: list[tuple[str, list[str], Path, dict[str, str] | None]] = []
+    if tools.grep:
+        recursive = ["-r"] if target.is_dir() else []
+        env = {**os.environ, "LC_ALL": "C"}
+        runs.append(
+            (
+                "grep -E -c -f (LC_ALL=C)",
+                [tools.grep, *recursive, "-E", "-c", "-f", str(patterns), str(target)],
+                target,
+                env,
             )
-            pool.append(f"{w} [prompt] Solve: what is 6*7? [response] {sample} [score] 1.0")
-    return [line.encode() + b"\n" for line in pool]
+        )
+    for engine in tools.engines:
+        if engine != "python":
+            runs.append((f"rlfix diagnose ({engine})", [*diagnose, "--engine", engine, str(target)], target, None))
+        elif py[0] is not None:
+            runs.append((f"rlfix diagnose (python){py[1]}", [*diagnose, "--engine", "python", str(py[0])], py[0], None))
+    if tools.jobs:
+        runs.append(
+            (f"rlfix diagnose --jobs {args.jobs}", [*diagnose, "--jobs", str(args.jobs), str(target)], target, None)
+        )
+    runs.append(("python: for line in f (nothing)", [sys.executable, "-c", LOOP, str(target)], target, None))
+    return runs
 
 
-def generate(path: Path, size: int, seed: int = 0) -> None:
-    """Write a synthetic RL log of about `size` bytes, with the failures in the last 2%."""
-    rng = random.Random(seed)
-    pool = _lines(rng)
-    tail_at = int(size * 0.98)
-    written = 0
-    tail = iter(FAILURE_TAIL)
-    with path.open("wb", buffering=8 * 1024 * 1024) as fh:
-        batch: list[bytes] = []
-        while written < size:
-            line = pool[rng.randrange(len(pool))]
-            if written >= tail_at and rng.random() < 0.002:
-                failure = next(tail, None)
-                if failure is not None:
-                    line = failure.encode() + b"\n"
-            batch.append(line)
-            written += len(line)
-            if len(batch) >= 4096:
-                fh.write(b"".join(batch))
-                batch.clear()
-        for failure in tail:
-            fh.write(failure.encode() + b"\n")
-        fh.write(b"".join(batch))
+def _table(profile: Profile, results: list[Result], files: int) -> None:
+    grep = results[0] if results[0].name.startswith("grep") else None
+    total = results[0].size / 1e6
+    what = f"{files} files, " if profile.directory else ""
+    print(f"\n### {profile.name} ({what}{total:.0f} MB, {os.cpu_count()} cores)\n")
+    print("| method | wall s | MB/s | time ratio vs grep | peak RSS | candidate lines | diagnosis |")
+    print("|---|---|---|---|---|---|---|")
+    for r in results:
+        mb = r.size / 1e6
+        ratio = f"{(r.wall / mb) / (grep.wall / (grep.size / 1e6)):.2f}" if grep else "-"
+        rlfix = r.name.startswith("rlfix")
+        share = candidate_share(r) if rlfix else ""
+        found = diagnosis(r, profile.failure) if rlfix else ""
+        print(f"| {r.name} | {r.wall:.2f} | {mb / r.wall:.0f} | {ratio} | {r.rss_mb:.0f} MB | {share} | {found} |")
+    print(flush=True)
+
+
+def run_profile(profile: Profile, args: argparse.Namespace, tools: Tools, workdir: Path, patterns: Path) -> None:
+    """Generate one profile, measure every method on it, print its table, delete its logs."""
+    where = workdir / profile.name
+    where.mkdir(parents=True, exist_ok=True)
+    try:
+        size, files = _sizes(profile, args)
+        target = _generate(profile, where, size, files, args.seed)
+        py = _python_copy(profile, args, where, target) if "python" in tools.engines else (None, "")
+        results = []
+        for name, argv, path, env in _plan(tools, args, target, patterns, py):
+            bytes_in = input_size(path)
+            best = min((measure(name, argv, bytes_in, env) for _ in range(args.repeat)), key=lambda r: r.wall)
+            results.append(best)
+            print(f"  {name}: {best.wall:.2f} s", flush=True)
+        _table(profile, results, sum(p.is_file() for p in target.rglob("*")) if target.is_dir() else 1)
+    finally:
+        if not args.keep:
+            shutil.rmtree(where, ignore_errors=True)
 
 
 def generate_long_line(path: Path, size: int) -> None:
@@ -125,116 +199,60 @@ def generate_long_line(path: Path, size: int) -> None:
         fh.write(b"x" * max(0, left - 80) + b" RuntimeError: CUDA error: an illegal memory access was encountered")
 
 
-@dataclass
-class Result:
-    name: str
-    wall: float
-    cpu: float
-    rss_mb: float
-    output: str
-
-
-def measure(name: str, argv: list[str], stdin_path: Path | None = None, env: dict[str, str] | None = None) -> Result:
-    """Run `argv` in a fresh child (through a probe process, so peak RSS is that child's alone)."""
-    probe = (
-        "import resource, subprocess, sys, time, json\n"
-        "argv, stdin = json.loads(sys.argv[1]), sys.argv[2]\n"
-        "t = time.perf_counter()\n"
-        "with open(stdin if stdin else '/dev/null', 'rb') as fh:\n"
-        "    r = subprocess.run(argv, stdin=fh, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)\n"
-        "wall = time.perf_counter() - t\n"
-        "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
-        "out = r.stdout[:4000].decode('utf-8', 'replace')\n"
-        "print(json.dumps([wall, u.ru_utime + u.ru_stime, u.ru_maxrss / 1024, out]))\n"
+def run_extras(args: argparse.Namespace, workdir: Path) -> None:
+    """Start-up on empty input, and one overlong line with no newline."""
+    print("### extras (start-up, one overlong line)\n")
+    empty = min(
+        (measure("rlfix diagnose < /dev/null", [*RLFIX, "diagnose"], 0) for _ in range(3)), key=lambda r: r.wall
     )
-    import json
+    print(f"| rlfix diagnose < /dev/null | {empty.wall:.3f} s | peak RSS {empty.rss_mb:.0f} MB |")
+    long_size = parse_size(args.long_line)
+    if not long_size:
+        return
+    long_log = workdir / "long-line.log"
+    try:
+        generate_long_line(long_log, long_size)
+        r = measure(f"rlfix diagnose, one {args.long_line} line", [*RLFIX, "diagnose", str(long_log)], long_size)
+        found = "cuda-illegal-memory-access" in r.stdout
+        print(f"| {r.name} | {r.wall:.2f} s | peak RSS {r.rss_mb:.0f} MB | failure found: {found} |")
+    finally:
+        long_log.unlink(missing_ok=True)
 
-    done = subprocess.run(
-        [sys.executable, "-c", probe, json.dumps(argv), str(stdin_path or "")],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=True,
-    )
-    wall, cpu, rss, output = json.loads(done.stdout)
-    return Result(name, wall, cpu, rss, output)
+
+def generate_only(names: list[str], args: argparse.Namespace) -> int:
+    out = Path(args.generate_only)
+    out.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        profile = PROFILES[name]
+        size, files = _sizes(profile, args)
+        print(f"{name} {digest(_generate(profile, out, size, files, args.seed))}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", default="200MB", help="log size, e.g. 200MB, 1GB (default 200MB)")
-    parser.add_argument("--long-line", default="100MB", help="single-line test size, 0 to skip (default 100MB)")
-    parser.add_argument("--dir", default=None, help="where to write the logs (default: a temporary directory)")
-    parser.add_argument("--keep", action="store_true", help="keep the generated logs")
-    parser.add_argument("--repeat", type=int, default=1, help="runs per method; the fastest is shown")
-    args = parser.parse_args(argv)
-
-    size, long_size = parse_size(args.size), parse_size(args.long_line)
-    grep = shutil.which("grep")
+    args = _parser().parse_args(argv)
+    names = list(PROFILES) if args.profile == "all" else [args.profile]
+    if args.generate_only:
+        return generate_only(names, args)
+    tools = Tools.detect()
     workdir = Path(args.dir or tempfile.mkdtemp(prefix="rlfix-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    log, patterns, long_log = workdir / "synthetic.log", workdir / "patterns.ere", workdir / "long-line.log"
-    rlfix = [sys.executable, "-m", "rlfix"]
+    patterns = workdir / "patterns.ere"
     try:
-        t = time.perf_counter()
-        generate(log, size)
-        print(f"generated {log} ({log.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t:.1f} s", flush=True)
-        exported = subprocess.run([*rlfix, "kb", "export-patterns"], capture_output=True, text=True, check=True)
+        exported = subprocess.run([*RLFIX, "kb", "export-patterns"], capture_output=True, text=True, check=True)
         patterns.write_text(exported.stdout)
-        n_patterns = len(exported.stdout.splitlines())
-        engines = subprocess.run(
-            [sys.executable, "-c", "from rlfix.match.engines import available_engines as a; print(' '.join(a()))"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.split()
-        env_c = {**os.environ, "LC_ALL": "C"}
-        runs: list[tuple[str, list[str], dict[str, str] | None]] = []
-        if grep:
-            runs.append(("grep -E -c -f (LC_ALL=C)", [grep, "-E", "-c", "-f", str(patterns), str(log)], env_c))
-        for engine in engines:
-            runs.append(
-                (f"rlfix diagnose ({engine})", [*rlfix, "diagnose", "--engine", engine, "-f", "json", str(log)], None)
-            )
-        loop = "import sys\nn = 0\nfor line in open(sys.argv[1], 'rb'):\n    n += 1\nprint(n)"
-        runs.append(("python: for line in f (nothing)", [sys.executable, "-c", loop, str(log)], None))
-        results: list[Result] = []
-        for name, cmd, env in runs:
-            best = min((measure(name, cmd, env=env) for _ in range(args.repeat)), key=lambda r: r.wall)
-            results.append(best)
-            print(f"  {name}: {best.wall:.2f} s", flush=True)
-        empty = min(
-            (measure("rlfix diagnose < /dev/null", [*rlfix, "diagnose"]) for _ in range(3)), key=lambda r: r.wall
+        missing = "not in this rlfix"
+        print(
+            f"{len(exported.stdout.splitlines())} exported patterns; engines: {' '.join(tools.engines)}; "
+            f"--stats: {'yes' if tools.stats else missing}; --jobs: {'yes' if tools.jobs else missing}"
         )
-        long_result = None
-        if long_size:
-            generate_long_line(long_log, long_size)
-            long_result = measure(f"rlfix diagnose, one {args.long_line} line", [*rlfix, "diagnose", str(long_log)])
-
-        mb = log.stat().st_size / 1e6
-        base = results[0] if grep else None
-        print()
-        print(f"log: {mb:.0f} MB synthetic RL log, {n_patterns} exported patterns, {os.cpu_count()} cores")
-        print()
-        print("| method | wall s | MB/s | wall ratio vs grep | CPU ratio vs grep | peak RSS |")
-        print("|---|---|---|---|---|---|")
-        for r in results:
-            wall_ratio = f"{r.wall / base.wall:.2f}" if base else "-"
-            cpu_ratio = f"{r.cpu / base.cpu:.2f}" if base and base.cpu else "-"
-            print(f"| {r.name} | {r.wall:.2f} | {mb / r.wall:.0f} | {wall_ratio} | {cpu_ratio} | {r.rss_mb:.0f} MB |")
-        print()
-        print(f"| rlfix diagnose < /dev/null | {empty.wall:.3f} s | peak RSS {empty.rss_mb:.0f} MB |")
-        if long_result is not None:
-            found = "cuda-illegal-memory-access" in long_result.output
-            print(
-                f"| {long_result.name} | {long_result.wall:.2f} s | peak RSS {long_result.rss_mb:.0f} MB "
-                f"| failure found: {found} |"
-            )
+        for name in names:
+            run_profile(PROFILES[name], args, tools, workdir, patterns)
+        run_extras(args, workdir)
         return 0
     finally:
         if not args.keep:
-            for path in (log, patterns, long_log):
-                path.unlink(missing_ok=True)
+            patterns.unlink(missing_ok=True)
             if not args.dir:
                 shutil.rmtree(workdir, ignore_errors=True)
 
