@@ -64,12 +64,12 @@ _YEARLESS_BASE = datetime(2000, 1, 1)
 _MAX_STAMP = 64
 
 _FULL = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(Z|[+-]\d{2}:?\d{2})?$"
+    r"(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?\s*(Z|[+-]\d{2}:?\d{2})?$", re.ASCII
 )
 # glog `0501 12:00:03.120000` (level letter optional), PyTorch's unpadded `501 ...`, vLLM `05-01 ...`.
-_MONTH_DAY = re.compile(r"[IWEF]?(\d{1,2})-?(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?$")
-_BOOT = re.compile(r"(\d{1,10})\.(\d{1,9})$")
-_DMESG_T = re.compile(r"[A-Z][a-z]{2} ([A-Z][a-z]{2}) +(\d{1,2}) (\d{2}):(\d{2}):(\d{2}) (\d{4})$")
+_MONTH_DAY = re.compile(r"[IWEF]?(\d{1,2})-?(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?$", re.ASCII)
+_BOOT = re.compile(r"(\d{1,10})\.(\d{1,9})$", re.ASCII)
+_DMESG_T = re.compile(r"[A-Z][a-z]{2} ([A-Z][a-z]{2}) +(\d{1,2}) (\d{2}):(\d{2}):(\d{2}) (\d{4})$", re.ASCII)
 _MONTHS = {
     m: i for i, m in enumerate(["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"], 1)
 }
@@ -106,7 +106,10 @@ def _zone_offset(zone: str) -> float:
     if zone == "Z":
         return 0.0
     digits = zone[1:].replace(":", "")
-    offset = int(digits[:2]) * 3600 + int(digits[2:]) * 60
+    hours, minutes = int(digits[:2]), int(digits[2:])
+    if hours > 14 or minutes > 59:
+        raise ValueError(f"no such zone: {zone}")  # UTC-12:00 to UTC+14:00 exist
+    offset = hours * 3600 + minutes * 60
     return offset if zone[0] == "+" else -offset
 
 

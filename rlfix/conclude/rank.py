@@ -85,7 +85,7 @@ def _explained(
         target_sig = kb.get(target)
         if target not in tallies or target_sig is None:
             continue
-        if happened_after(tallies[sig_id].first, tallies[target].first):
+        if happened_after(tallies[sig_id].first, tallies[target].samples):
             continue  # a memory-monitor kill 37 s after a worker's SIGKILL did not cause it
         if target_sig.kind is Kind.SYMPTOM or sig.order_free or earlier(sig_id, target):
             yield target

@@ -11,7 +11,7 @@ lines have one on the same clock, else reading order), and `happened_after` the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from rlfix.clock import SAME_MACHINE_SLACK, YEARLESS, Moment, difference, with_year
@@ -61,8 +61,16 @@ def timeline_with_years(
     return tuple((sig_id, dated(e, stamps)) for sig_id, e in timeline)
 
 
-def happened_after(cause: Evidence, effect: Evidence) -> bool:
-    """Whether `cause` is stamped later than `effect`, beyond the jitter of one machine's clocks
-    (`rlfix.clock.SAME_MACHINE_SLACK`). Lines whose times do not compare are never "after"."""
-    gap = difference(effect.time, cause.time)
-    return gap is not None and gap > SAME_MACHINE_SLACK
+def happened_after(cause: Evidence, effects: Iterable[Evidence]) -> bool:
+    """Whether `cause` is stamped later than some line of the finding it would explain, beyond the
+    jitter of one machine's clocks (`rlfix.clock.SAME_MACHINE_SLACK`).
+
+    Any line will do: the finding first showed no later than each of its lines, so a cause
+    stamped after one of them came after the finding began. Lines whose times do not compare
+    (no stamp, another input's boot clock) never make it "after".
+    """
+    for effect in effects:
+        gap = difference(effect.time, cause.time)
+        if gap is not None and gap > SAME_MACHINE_SLACK:
+            return True
+    return False
