@@ -22,7 +22,10 @@ from rlfix.clock import (
     wall,
     with_year,
 )
+from rlfix.kb.load import load_knowledge
 from rlfix.match.normalize import normalize
+from rlfix.model import Evidence
+from rlfix.observe.tally import MAX_SAMPLES, Tally
 
 ROOT = Path(__file__).resolve().parent.parent
 LOGS = ROOT / "fixtures" / "logs"
@@ -201,3 +204,35 @@ def test_every_peeled_stamp_of_the_fixtures_parses() -> None:
             if stamp is not None and parse(stamp, path.name) is None:
                 unread.append(f"{path.name}: {stamp!r}")
     assert not unread, unread[:10]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=STAMP_ALPHABET + "()=rankpid", max_size=60), st.text(max_size=40))
+def test_any_peeled_prefix_parses_or_is_no_time(prefix: str, rest: str) -> None:
+    line = normalize(prefix + " " + rest, source="x.log")
+    moment = parse(line.timestamp, line.source)
+    assert moment is None or math.isfinite(moment.seconds)
+
+
+def test_a_finding_keeps_its_earliest_line_first_and_stays_bounded() -> None:
+    sig = load_knowledge().get("ray-oom-killer")
+    assert sig is not None
+    raylet = LOGS / "ray-oom-killer--raylet-out.log"
+    lines = [normalize(t, source="a/raylet.out") for t in raylet.read_text(encoding="utf-8").splitlines()[:9]]
+
+    def evidence(i: int, source: str, order: int) -> Evidence:
+        line = lines[i]
+        return Evidence(source, line.number, line.text, line.message, order=order, time=parse(line.timestamp, source))
+
+    tally = Tally(sig)
+    # Five different lines of one raylet.out (the later ones), then the same file of another node,
+    # read after it: its first line is earlier by the clock and becomes the finding's first line.
+    for order, i in enumerate((3, 4, 5, 6, 7), 1):
+        tally.add(evidence(i, "a/raylet.out", order))
+    assert len(tally.samples) == MAX_SAMPLES
+    tally.add(evidence(0, "b/raylet.out", 10))
+    assert (tally.first.source, tally.first.order) == ("b/raylet.out", 10)
+    assert len(tally.samples) == MAX_SAMPLES and tally.count == 6
+    # A line of that same input later in the file does not move ahead: file order within an input.
+    tally.add(evidence(1, "b/raylet.out", 11))
+    assert tally.first.order == 10
