@@ -11,6 +11,7 @@ from functools import lru_cache
 from typing import BinaryIO
 
 from rlfix.alerts import Alert
+from rlfix.clock import Moment, parse
 from rlfix.conclude import Observations, conclude
 from rlfix.details import ExitStatus
 from rlfix.errors import InputError
@@ -97,6 +98,8 @@ class Triage:
         self._last_error: TailWatch[Evidence] = TailWatch()
         self._block_seq = 0
         self._timeline: list[tuple[str, Evidence]] = []
+        # Per input, its first stamp with a date: the year of its stamps without one.
+        self._dated: dict[str, Moment] = {}
         self._order = 0
         self._sources: list[SourceStats] = []
         self._errors: list[str] = []
@@ -285,6 +288,8 @@ class Triage:
     def _sink(self, hit: Hit) -> None:
         owner = hit.probe.owner
         self._order += 1
+        if hit.line.source not in self._dated:
+            self._date(hit.line.timestamp, hit.line.source)
         if hit.probe.kind is not ProbeKind.SIGNATURE:
             self._observe(hit)
             return
@@ -310,7 +315,7 @@ class Triage:
         tally = self._tallies.get(owner)
         keep = len(self._timeline) < self._max_timeline
         # Redaction runs only on lines a report can show: a repeat of a known line is just counted.
-        shown = keep or tally is None or tally.wants(hit.line.message)
+        shown = keep or tally is None or tally.wants(hit.line.message, hit.line.source)
         evidence = self._evidence(hit, self._order, values, shown)
         if "seq" in values and "op" in values:
             self._collectives.observe(evidence)
@@ -322,6 +327,15 @@ class Triage:
                 self._progress[owner] = snapshot(self._lookback(hit))
         if tally.add(evidence) and self.on_new is not None:
             self.on_new(evidence, owner)
+
+    def _date(self, stamp: str | None, source: str) -> None:
+        """Keep an input's first dated stamp: a year for its stamps without one (glog, vLLM)."""
+        # A year starts the stamp (`2024-05-01 ...`) or ends it (dmesg -T): cheap tests, so that
+        # an input with only yearless stamps costs no parse per line.
+        if stamp and ((stamp[:1].isdigit() and stamp[4:5] == "-") or stamp[:1].isalpha()):
+            moment = parse(stamp, source)
+            if moment is not None and moment.absolute:
+                self._dated[source] = moment
 
     def _extracted(self, extract: Sequence[tuple[str, LazyRegex]], message: str) -> Iterator[tuple[str, str]]:
         """Values of a signature's `extract:` regexes, under the same time budget as its patterns."""
@@ -410,6 +424,8 @@ class Triage:
             repeat=line.repeat,
             values=values,
             order=order,
+            # Parsed only for lines a report can show: a repeat of a known line is just counted.
+            time=parse(line.timestamp, line.source) if shown and line.timestamp else None,
         )
 
     # --- output ----------------------------------------------------------------------
@@ -458,4 +474,5 @@ class Triage:
             candidates=self._budget.candidates,
             redact=self.redact,
             exit_status=self.exit_status,
+            dated=dict(self._dated),
         )

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the `regex` module is imported only when a pattern is first used
     import regex
 
+from rlfix.clock import Moment, difference
 from rlfix.errors import Location
 
 
@@ -285,6 +286,16 @@ class Evidence:
     repeat: int = 1
     values: Mapping[str, str] = field(default_factory=dict)
     order: int = 0
+    #: `timestamp` on a clock (`rlfix.clock`), when it parsed; the string stays for display.
+    time: Moment | None = None
+
+    def before(self, other: Evidence) -> bool:
+        """Whether this line happened before `other`: by their times when both have one on the same
+        clock (and they differ), else by the order the lines were read in."""
+        gap = difference(self.time, other.time)
+        if gap:
+            return gap > 0
+        return self.order < other.order
 
     @property
     def where(self) -> str:

@@ -1,7 +1,12 @@
 from __future__ import annotations
 
+from datetime import datetime
+from pathlib import Path
+
 from rlfix.api import diagnose
+from rlfix.clock import wall
 from rlfix.kb.load import KnowledgeBase
+from tests.conftest import FIXTURES
 
 ILLEGAL = "RuntimeError: CUDA error: an illegal memory access was encountered"
 TIMEOUT = "[Rank {r}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE)"
@@ -122,3 +127,71 @@ def test_uncaught_exception_before_a_collateral_timeout_is_the_cause(mini_kb: Kn
     assert report.ids == ["t-fallback"]
     assert report.top is not None and [f.id for f in report.top.folded] == ["t-timeout"]
     assert report.insights.first_failure is not None and report.insights.first_failure.rank == 2
+
+
+# --- time across inputs: real lines of the fixtures, in files listed in either order -------------
+
+RAYLET = FIXTURES / "ray-oom-killer--raylet-out.log"  # memory-monitor kill at 2026-11-22 01:10:26
+DEEPSPEED = FIXTURES / "host-oom-sigkill--deepspeed-launcher-cgroup.log"  # SIGKILL at 01:05:33
+TORCHRUN = FIXTURES / "host-oom-sigkill--torchrun-cgroup-rank1.log"  # SIGKILL at 1122 01:04:53 (glog, no year)
+
+
+def _input(tmp_path: Path, name: str, fixture: Path, through: str | None = None) -> str:
+    """A copy of a fixture log under another name, cut after the first line containing `through`."""
+    lines = fixture.read_text(encoding="utf-8").splitlines(keepends=True)
+    if through is not None:
+        lines = lines[: next(i for i, line in enumerate(lines) if through in line) + 1]
+    path = tmp_path / name
+    path.write_text("".join(lines), encoding="utf-8")
+    return str(path)
+
+
+def test_a_root_stamped_after_a_symptom_does_not_explain_it(builtin_kb: KnowledgeBase, tmp_path: Path) -> None:
+    # The DeepSpeed launcher kills its workers at 01:05:33 (its log cut there); Ray's memory
+    # monitor kills a worker five minutes later. The later kill did not cause the earlier one.
+    launcher = _input(tmp_path, "deepspeed.log", DEEPSPEED, through="Killing subprocess 22298")
+    raylet = _input(tmp_path, "raylet.out", RAYLET)
+    for inputs in ([launcher, raylet], [raylet, launcher]):
+        report = diagnose(inputs, kb=builtin_kb)
+        assert report.ids == ["ray-oom-killer", "torch-elastic-child-failed"], inputs
+        assert report.top is not None and not report.top.folded
+
+
+def test_a_root_a_fraction_of_a_second_after_still_explains(builtin_kb: KnowledgeBase, tmp_path: Path) -> None:
+    # The launcher's "Killing subprocess" (01:05:33,662) comes 0.1 s before its "return code = -9"
+    # (01:05:33,766): the same event, within the tolerance for one machine's clocks.
+    report = diagnose([_input(tmp_path, "raylet.out", RAYLET), _input(tmp_path, "ds.log", DEEPSPEED)], kb=builtin_kb)
+    assert report.ids == ["host-oom-sigkill", "ray-oom-killer"]
+    assert report.top is not None and [d.id for d in report.top.folded] == ["torch-elastic-child-failed"]
+
+
+def test_earliest_fatal_error_is_the_earliest_by_the_clock(builtin_kb: KnowledgeBase, tmp_path: Path) -> None:
+    # raylet.out is listed first, but the SIGKILL in the DeepSpeed log came five minutes earlier.
+    launcher = _input(tmp_path, "deepspeed.log", DEEPSPEED)
+    report = diagnose([_input(tmp_path, "raylet.out", RAYLET), launcher], kb=builtin_kb)
+    top, other = report.diagnoses
+    assert top.id == "host-oom-sigkill" and (top.first.source, top.first.line) == (launcher, 26)
+    assert f"earliest fatal error in the log ({launcher}:26)" in top.reasons
+    assert f"another fatal error came first (host-oom-sigkill at {launcher}:26)" in other.reasons
+    first = report.insights.first_failure
+    assert first is not None and (first.source, first.line) == (launcher, 26)
+
+
+def test_a_stamp_without_a_year_takes_one_from_another_input(builtin_kb: KnowledgeBase, tmp_path: Path) -> None:
+    # torchrun's glog stamps have no year; raylet.out's give it 2026, which puts the SIGKILL first.
+    torchrun = _input(tmp_path, "torchrun.log", TORCHRUN)
+    report = diagnose([_input(tmp_path, "raylet.out", RAYLET), torchrun], kb=builtin_kb)
+    assert report.ids == ["host-oom-sigkill", "ray-oom-killer"]
+    top = report.diagnoses[0]
+    assert (top.first.source, top.first.line) == (torchrun, 21)
+    assert top.first.time is not None and wall(top.first.time) == datetime(2026, 11, 22, 1, 4, 53, 15000)
+    assert top.first.timestamp == "1122 01:04:53.015000"  # the string stays as the log wrote it
+
+
+def test_a_findings_earliest_line_leads_its_evidence(builtin_kb: KnowledgeBase, tmp_path: Path) -> None:
+    # The same SIGKILL finding in two inputs: the later-listed one happened 40 s earlier.
+    launcher = _input(tmp_path, "deepspeed.log", DEEPSPEED)
+    torchrun = _input(tmp_path, "torchrun.log", TORCHRUN)
+    report = diagnose([launcher, torchrun], kb=builtin_kb)
+    assert report.top is not None and report.top.id == "host-oom-sigkill"
+    assert [(e.source, e.line) for e in report.top.evidence][:2] == [(torchrun, 21), (launcher, 26)]

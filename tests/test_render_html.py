@@ -16,6 +16,7 @@ from rlfix.kb.load import KnowledgeBase, load_knowledge
 from rlfix.render.html import render_html
 from rlfix.render.timeline import MAX_LANES, SLOTS, layout_timeline
 from rlfix.report import Report
+from tests.conftest import FIXTURES
 
 DATA = Path(__file__).parent / "data"
 MINI_KB = DATA / "kb" / "mini.yaml"
@@ -192,6 +193,34 @@ def test_yearless_and_dated_timestamps_share_an_axis(kb: KnowledgeBase) -> None:
     assert layout is not None and layout.axis == "time"
     x = {m.evidence.rank: m.x for m in layout.marks}
     assert x[2] < x[0]
+
+
+def _stamped(fixture: str, stamp: str) -> str:
+    """The lines of a fixture log that start with a timestamp of the given shape."""
+    text = (FIXTURES / fixture).read_text(encoding="utf-8")
+    return "".join(line + "\n" for line in text.splitlines() if re.match(stamp, line))
+
+
+def test_yearless_stamps_of_one_input_and_dated_ones_of_another_share_an_axis(builtin_kb: KnowledgeBase) -> None:
+    # torchrun's glog stamps (no year) take 2026 from raylet.out's: the stamped lines of both fixtures.
+    torchrun = _stamped("host-oom-sigkill--torchrun-cgroup-rank1.log", r"[IWEF]\d{4} ")
+    raylet = _stamped("ray-oom-killer--raylet-out.log", r"\[20\d\d-")
+    layout = layout_timeline(_report(builtin_kb, ("raylet.out", raylet), ("torchrun.log", torchrun)))
+    assert layout is not None and layout.axis == "time"
+    timed = [m for m in layout.marks if m.evidence.time is not None]
+    assert {m.evidence.source for m in timed} == {"raylet.out", "torchrun.log"}
+    assert max(m.x for m in timed if m.evidence.source == "torchrun.log") < min(
+        m.x for m in timed if m.evidence.source == "raylet.out"
+    )
+
+
+def test_order_axis_when_stamps_are_on_clocks_that_do_not_compare(builtin_kb: KnowledgeBase) -> None:
+    # Seconds since boot of two machines (the kernel lines of two fixtures): no common clock, so log order.
+    a = _stamped("host-oom-sigkill--cgroup-bash-dmesg.log", r"\[ *\d+\.\d{6}\] ")
+    b = _stamped("host-oom-sigkill--ray-actor-cgroup.log", r"\[ *\d+\.\d{6}\] ")
+    assert layout_timeline(_report(builtin_kb, ("a/dmesg.txt", a))).axis == "time"  # type: ignore[union-attr]
+    layout = layout_timeline(_report(builtin_kb, ("a/dmesg.txt", a), ("b/dmesg.txt", b)))
+    assert layout is not None and layout.axis == "order"
 
 
 def test_order_axis_when_a_timestamp_is_missing(kb: KnowledgeBase) -> None:

@@ -7,9 +7,10 @@ of it, so a live `Triage` can be asked for a report as often as it likes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
+from rlfix.clock import Moment
 from rlfix.conclude.annotate import with_exception, with_quantities
 from rlfix.conclude.collectives import with_hang
 from rlfix.conclude.exceptions import with_exception_class
@@ -17,6 +18,7 @@ from rlfix.conclude.insights import Progress, insights
 from rlfix.conclude.mismatch import with_mismatch
 from rlfix.conclude.rank import rank
 from rlfix.conclude.tail import INFERRED, with_exit_status, with_silent_death, with_tail_exception
+from rlfix.conclude.timing import dated, timeline_with_years, with_years
 from rlfix.conclude.unrecognized import OpenTraceback, unrecognized
 from rlfix.details import ExitStatus
 from rlfix.job import JobContext
@@ -56,6 +58,8 @@ class Observations:
     tracebacks: int = 0
     #: How the command ended, when the caller knows (`rlfix run`, `--exit-status`).
     exit_status: ExitStatus | None = None
+    #: Per input, its first stamp with a date: the year for its stamps that have none.
+    dated: Mapping[str, Moment] = field(default_factory=dict)
 
 
 def conclude(
@@ -66,7 +70,9 @@ def conclude(
 ) -> Report:
     """Rank the tallies, explain them, and say what the failure looked like as a whole."""
     kept, discounted = without_baseline(tallies, baseline)
-    kept = with_tail_exception(kept, observed.bare_exception, kb)
+    kept = with_years(kept, observed.dated)
+    bare = observed.bare_exception
+    kept = with_tail_exception(kept, dated(bare, observed.dated) if bare is not None else None, kb)
     printed_errors = bool(
         observed.unknown.frequent or observed.tracebacks or observed.open_traceback or observed.ending_error
     )
@@ -88,7 +94,7 @@ def conclude(
         errors=observed.errors,
         engine=observed.engine,
         candidates=observed.candidates,
-        timeline=observed.timeline,
+        timeline=timeline_with_years(observed.timeline, observed.dated),
         insights=replace(
             insights(diagnoses, observed.progress, observed.unknown, discounted), exit=observed.exit_status
         ),

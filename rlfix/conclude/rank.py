@@ -13,20 +13,26 @@ The rules, in order (docs/ranking.md explains them with examples):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from functools import cmp_to_key
+from typing import Any
 
 from rlfix.conclude.remedies import choose_remedies
+from rlfix.conclude.timing import happened_after
 from rlfix.job import JobContext
 from rlfix.kb.load import KnowledgeBase
-from rlfix.model import Kind, Severity
+from rlfix.model import Evidence, Kind, Severity
 from rlfix.observe.tally import Tally
 from rlfix.report import Diagnosis
 
 
 def _parents(tallies: Mapping[str, Tally], kb: KnowledgeBase) -> dict[str, str]:
     """Which present signature each present signature is folded under (if any)."""
-    order = {sig_id: t.first.order for sig_id, t in tallies.items()}
+    first = {sig_id: t.first for sig_id, t in tallies.items()}
     candidates: dict[str, list[str]] = {}
+
+    def earlier(a: str, b: str) -> bool:
+        return first[a].before(first[b])
 
     def offer(child: str, parent: str) -> None:
         if child != parent and child in tallies:
@@ -37,19 +43,15 @@ def _parents(tallies: Mapping[str, Tally], kb: KnowledgeBase) -> dict[str, str]:
         if sig.severity is Severity.WARNING:
             # A warning is never a cause; followed by a failure it explains, it is part of that story.
             for target in sig.explains:
-                if target in tallies and order[sig_id] < order[target] and not _is_warning(tallies[target]):
+                if target in tallies and earlier(sig_id, target) and not _is_warning(tallies[target]):
                     offer(sig_id, target)
             continue
         if sig.kind is not Kind.ROOT:
             continue
         for target in sig.supersedes:
             offer(target, sig_id)
-        for target in sig.explains:
-            target_sig = kb.get(target)
-            if target not in tallies or target_sig is None:
-                continue
-            if target_sig.kind is Kind.SYMPTOM or sig.order_free or order[sig_id] < order[target]:
-                offer(target, sig_id)
+        for target in _explained(sig_id, tallies, kb, earlier):
+            offer(target, sig_id)
 
     specific_roots = [s for s, t in tallies.items() if t.signature.kind is Kind.ROOT and not t.signature.fallback]
     for sig_id, tally in tallies.items():
@@ -59,19 +61,55 @@ def _parents(tallies: Mapping[str, Tally], kb: KnowledgeBase) -> dict[str, str]:
                 if sig_id not in candidates.get(root, []):
                     offer(sig_id, root)
 
-    parents = {child: min(options, key=lambda p: order[p]) for child, options in candidates.items()}
+    parents = {child: _earliest(options, first) for child, options in candidates.items()}
     # Break cycles (a supersedes b supersedes a): the later of the two stays top-level.
     for child in list(parents):
         seen = {child}
         node = parents.get(child)
         while node is not None:
             if node in seen:
-                loser = max(seen, key=lambda s: order[s])
-                parents.pop(loser, None)
+                parents.pop(_latest(seen, first), None)
                 break
             seen.add(node)
             node = parents.get(node)
     return parents
+
+
+def _explained(
+    sig_id: str, tallies: Mapping[str, Tally], kb: KnowledgeBase, earlier: Callable[[str, str], bool]
+) -> Iterator[str]:
+    """The present findings root `sig_id` explains: every symptom (any root, with `order_free`),
+    another root only when this one came first; never one that happened before this root did."""
+    sig = tallies[sig_id].signature
+    for target in sig.explains:
+        target_sig = kb.get(target)
+        if target not in tallies or target_sig is None:
+            continue
+        if happened_after(tallies[sig_id].first, tallies[target].samples):
+            continue  # a memory-monitor kill 37 s after a worker's SIGKILL did not cause it
+        if target_sig.kind is Kind.SYMPTOM or sig.order_free or earlier(sig_id, target):
+            yield target
+
+
+def _by_time(first: Mapping[str, Evidence]) -> Callable[[str], Any]:
+    """A sort key for ids: the id whose first line came first (`Evidence.before`, by time where it compares)."""
+
+    def compare(a: str, b: str) -> int:
+        return _cmp(first[a], first[b])
+
+    return cmp_to_key(compare)
+
+
+def _earliest(ids: Iterable[str], first: Mapping[str, Evidence]) -> str:
+    return min(ids, key=_by_time(first))
+
+
+def _latest(ids: Iterable[str], first: Mapping[str, Evidence]) -> str:
+    return max(ids, key=_by_time(first))
+
+
+def _cmp(a: Evidence, b: Evidence) -> int:
+    return -1 if a.before(b) else 1 if b.before(a) else 0
 
 
 def _is_warning(tally: Tally) -> bool:
@@ -86,9 +124,13 @@ def _top(sig_id: str, parents: Mapping[str, str]) -> str:
     return sig_id
 
 
-def _sort_key(tally: Tally) -> tuple[int, int, int]:
-    sig = tally.signature
-    return (0 if sig.kind is Kind.ROOT else 1, -sig.severity.weight, tally.first.order)
+def _by_rank(a: Tally, b: Tally) -> int:
+    """Roots before symptoms, fatal before error before warning, then the earliest first."""
+    key_a = (0 if a.signature.kind is Kind.ROOT else 1, -a.signature.severity.weight)
+    key_b = (0 if b.signature.kind is Kind.ROOT else 1, -b.signature.severity.weight)
+    if key_a != key_b:
+        return -1 if key_a < key_b else 1
+    return _cmp(a.first, b.first)
 
 
 def rank(tallies: Mapping[str, Tally], kb: KnowledgeBase, context: JobContext) -> tuple[Diagnosis, ...]:
@@ -99,15 +141,20 @@ def rank(tallies: Mapping[str, Tally], kb: KnowledgeBase, context: JobContext) -
     folded: dict[str, list[str]] = {}
     for child in parents:
         folded.setdefault(_top(child, parents), []).append(child)
-    top_ids = sorted((s for s in tallies if s not in parents), key=lambda s: _sort_key(tallies[s]))
+    first = {sig_id: t.first for sig_id, t in tallies.items()}
+
+    def by_rank(a: str, b: str) -> int:
+        return _by_rank(tallies[a], tallies[b])
+
+    top_ids = sorted((s for s in tallies if s not in parents), key=cmp_to_key(by_rank))
     fatal_roots = [
         s for s in top_ids if tallies[s].signature.kind is Kind.ROOT and tallies[s].signature.severity is Severity.FATAL
     ]
-    earliest_fatal = min(fatal_roots, key=lambda s: tallies[s].first.order) if fatal_roots else None
+    earliest_fatal = _earliest(fatal_roots, first) if fatal_roots else None
 
     out = []
     for sig_id in top_ids:
-        children = sorted(folded.get(sig_id, []), key=lambda s: tallies[s].first.order)
+        children = sorted(folded.get(sig_id, []), key=_by_time(first))
         sub = tuple(_diagnosis(tallies[c], (), context, [_folded_reason(tallies[c], sig_id)], 0.0) for c in children)
         reasons, bonus = _reasons(tallies[sig_id], children, tallies, earliest_fatal)
         out.append(_diagnosis(tallies[sig_id], sub, context, reasons, bonus))

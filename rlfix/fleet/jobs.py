@@ -15,14 +15,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from rlfix.clock import parse, to_datetime
 from rlfix.errors import InputError, UsageError
 
 #: Files in a folder of jobs that are notes about the logs, not logs (fixtures/logs keeps its
 #: sources and labels beside the logs): never a job of their own.
 NOT_LOGS = frozenset({".md", ".yaml", ".yml", ".toml", ".py", ".html", ".rst", ".cfg", ".ini"})
-_STAMP = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?\s*(Z|[+-]\d{2}:?\d{2})?$"
-)
 _RELATIVE = re.compile(r"(\d+)\s*([smhdw])")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
@@ -96,27 +94,13 @@ def newest_mtime(path: str) -> float | None:
 
 
 def parse_stamp(text: str) -> datetime | None:
-    """A log timestamp (`2024-05-01 12:00:03,120`, ISO 8601 with or without zone) as an aware time.
+    """A dated log timestamp or ISO 8601 time, with or without zone, as an aware UTC time.
 
-    Timestamps without a zone are local time, as the processes that wrote them saw it. Shapes
-    without a year (vLLM's `05-01 12:00:03`, glog) give None: the caller falls back to file times.
+    `rlfix.clock` reads it: without a zone it is local time, as the processes that wrote it saw
+    it. Shapes without a year (vLLM's `05-01 12:00:03`, glog) and seconds since boot give None:
+    the caller falls back to file times.
     """
-    m = _STAMP.match(text.strip().strip("[]"))
-    if not m:
-        return None
-    year, month, day, hour, minute, second, _fraction, zone = m.groups()
-    try:
-        when = datetime(int(year), int(month), int(day), int(hour or 0), int(minute or 0), int(second or 0))
-    except ValueError:
-        return None
-    if zone is None:
-        return when.astimezone(timezone.utc)
-    if zone == "Z":
-        return when.replace(tzinfo=timezone.utc)
-    sign = 1 if zone[0] == "+" else -1
-    digits = zone[1:].replace(":", "")
-    offset = timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
-    return when.replace(tzinfo=timezone(sign * offset)).astimezone(timezone.utc)
+    return to_datetime(parse(text))
 
 
 def parse_since(text: str, now: datetime | None = None) -> datetime:

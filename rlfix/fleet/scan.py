@@ -7,10 +7,11 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any
 
+from rlfix.clock import to_datetime
 from rlfix.conclude.unrecognized import UNRECOGNIZED_ID as UNRECOGNIZED
 from rlfix.core import Triage
 from rlfix.errors import RlfixError
-from rlfix.fleet.jobs import Job, iso, newest_mtime, parse_stamp
+from rlfix.fleet.jobs import Job, iso, newest_mtime
 from rlfix.fleet.model import HEALTHY, JobSummary
 from rlfix.kb.load import KnowledgeBase, load_knowledge
 from rlfix.report import Report
@@ -70,7 +71,8 @@ def summarize(name: str, report: Report, mtime: float | None) -> JobSummary:
         "bytes": sum(s.bytes for s in read),
         "errors": tuple(report.errors),
     }
-    stamp = parse_stamp(top.first.timestamp or "") if top is not None else None
+    # The parsed time of the line, with the year its input's other stamps gave it when it had none.
+    stamp = to_datetime(top.first.time) if top is not None else None
     if stamp is not None:
         common.update(seen=iso(stamp), seen_from="log")
     elif mtime is not None:

@@ -25,13 +25,18 @@ class Tally:
     nodes: set[str] = field(default_factory=set)
     values: dict[str, str] = field(default_factory=dict)
     _messages: set[str] = field(default_factory=set)
+    _sources: set[str] = field(default_factory=set)
 
     @property
     def first(self) -> Evidence:
+        """The earliest line: by time across inputs when the times compare, else the first read."""
         return self.samples[0]
 
-    def wants(self, message: str) -> bool:
-        """Whether a line with this message would be kept as a sample (not just counted)."""
+    def wants(self, message: str, source: str | None = None) -> bool:
+        """Whether a line with this message would be kept as a sample (not just counted), or, from
+        an input not seen yet, could be the earliest line."""
+        if source is not None and source not in self._sources and len(self._sources) < MAX_PLACES:
+            return True
         return len(self.samples) < MAX_SAMPLES and template(message) not in self._messages
 
     def add(self, evidence: Evidence) -> bool:
@@ -46,6 +51,14 @@ class Tally:
             self.nodes.add(evidence.node)
         for key, value in evidence.values.items():
             self.values.setdefault(key, value)
+        new_source = evidence.source not in self._sources and len(self._sources) < MAX_PLACES
+        if new_source:
+            self._sources.add(evidence.source)
+            # Within one input, the first line read is the earliest; another input's first line
+            # may be earlier by its clock (a worker's file read before the raylet's, say).
+            if self.samples and evidence.before(self.samples[0]):
+                self._lead(evidence)
+                return first_time
         # The same message from many ranks is one sample "seen on N ranks", not N samples; numbers,
         # paths and ids are masked so "[Rank 3] ... SeqNum=5" and "[Rank 4] ... SeqNum=5" are one.
         if len(self.samples) < MAX_SAMPLES:
@@ -54,3 +67,14 @@ class Tally:
                 self._messages.add(key)
                 self.samples.append(evidence)
         return first_time
+
+    def _lead(self, evidence: Evidence) -> None:
+        """Put an earlier line first, in place of a later sample with the same message or the last."""
+        key = template(evidence.message)
+        same = [i for i, e in enumerate(self.samples) if template(e.message) == key]
+        if same:
+            self.samples.pop(same[0])
+        elif len(self.samples) >= MAX_SAMPLES:
+            self._messages.discard(template(self.samples.pop().message))
+        self._messages.add(key)
+        self.samples.insert(0, evidence)

@@ -1,19 +1,20 @@
 """The timeline of a failure as pure data: lanes (ranks, workers, nodes, sources), an x axis in
 seconds or log order, and one mark per (lane, signature, slot). Drawing it is `rlfix.render.svg`.
 
-x is time when every point has a timestamp that parses (ISO, vLLM, glog), else the position among
-matched lines in log order. Lanes: rank N (numeric), then worker/pid/node, then source file; the
+x is time when every point has a timestamp on one clock (`rlfix.clock`: dated stamps of any
+input, or the yearless or since-boot stamps of one input), else the position among matched
+lines in log order. Lanes: rank N (numeric), then worker/pid/node, then source file; the
 first MAX_LANES by first appearance (the failing rank always kept), the rest merged into one lane.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from rlfix.clock import difference, wall
 from rlfix.model import Evidence
 from rlfix.report import Report
 
@@ -55,44 +56,18 @@ class TimelineLayout:
     points: int
 
 
-_ISO_TS = re.compile(r"(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:[.,](\d+))?")
-# vLLM `02-25 11:11:34`, glog `0602 11:29:52.185`, PyTorch's unpadded `602 11:29:52.185`.
-_MONTH_DAY_TS = re.compile(r"(\d{1,2})-?(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:[.,](\d+))?$")
-
-
-def _seconds(stamp: str, with_year: bool) -> float | None:
-    """Seconds since an arbitrary epoch, or None when the stamp is not a date-time we know."""
-    m = _ISO_TS.match(stamp)
-    if m:
-        year, month, day, hh, mm, ss, frac = m.groups()
-        if not with_year:
-            year = "2000"
-    else:
-        m = _MONTH_DAY_TS.match(stamp)
-        if not m:
-            return None
-        month, day, hh, mm, ss, frac = m.groups()
-        # A leap year, so `02-29` from a yearless stamp still parses.
-        year = "2000"
-    try:
-        when = datetime(int(year), int(month), int(day), int(hh), int(mm), int(ss))
-    except ValueError:
+def _times(points: Sequence[tuple[str, Evidence]]) -> tuple[list[float], datetime | None] | None:
+    """Every point's time in seconds after the first point's, and the wall time of the first point
+    (None for seconds since boot); None unless every point has a time on one clock
+    (`rlfix.clock`) and they span a positive interval."""
+    first = points[0][1].time if points else None
+    if first is None:
         return None
-    return (when - datetime(1970, 1, 1)).total_seconds() + (float(f"0.{frac}") if frac else 0.0)
-
-
-def _times(points: Sequence[tuple[str, Evidence]]) -> list[float] | None:
-    """Every point's time, or None unless all have one and they span a positive interval."""
-    stamps = [e.timestamp for _, e in points]
-    if not stamps or any(s is None for s in stamps):
+    gaps = [difference(first, e.time) for _, e in points]
+    if any(g is None for g in gaps):
         return None
-    # Yearless stamps (vLLM, glog) next to dated ones: compare all of them without the year.
-    with_year = all(_ISO_TS.match(s or "") for s in stamps)
-    times = [_seconds(s or "", with_year) for s in stamps]
-    if any(t is None for t in times):
-        return None
-    out = [t for t in times if t is not None]
-    return out if max(out) > min(out) else None
+    out = [g for g in gaps if g is not None]
+    return (out, wall(first)) if max(out) > min(out) else None
 
 
 def _lane_key(e: Evidence) -> tuple[int, int, str]:
@@ -105,8 +80,11 @@ def _lane_key(e: Evidence) -> tuple[int, int, str]:
     return (2, 0, e.source.rsplit("/", 1)[-1] or e.source)
 
 
-def _time_label(seconds: float, span: float) -> str:
-    when = datetime(1970, 1, 1) + timedelta(seconds=seconds)
+def _time_label(seconds: float, span: float, origin: datetime | None) -> str:
+    """`seconds` after `origin` as a clock time; seconds since boot when there is no wall time."""
+    if origin is None:
+        return f"{seconds:.3f} s" if span < 10 else f"{seconds:.0f} s"
+    when = origin + timedelta(seconds=seconds)
     if span >= 86400:
         return when.strftime("%m-%d %H:%M")
     if span < 10:
@@ -114,10 +92,10 @@ def _time_label(seconds: float, span: float) -> str:
     return when.strftime("%H:%M:%S")
 
 
-def _time_ticks(lo: float, hi: float) -> tuple[tuple[float, str], ...]:
+def _time_ticks(lo: float, hi: float, origin: datetime | None) -> tuple[tuple[float, str], ...]:
     if hi <= lo:
-        return ((0.5, _time_label(lo, 0.0)),)
-    return tuple((i / 5, _time_label(lo + (hi - lo) * i / 5, hi - lo)) for i in range(6))
+        return ((0.5, _time_label(lo, 0.0, origin)),)
+    return tuple((i / 5, _time_label(lo + (hi - lo) * i / 5, hi - lo, origin)) for i in range(6))
 
 
 def _order_ticks(points: Sequence[tuple[str, Evidence]]) -> tuple[tuple[float, str], ...]:
@@ -178,10 +156,14 @@ def layout_timeline(report: Report) -> TimelineLayout | None:
         return None
     # The core appends in log order; sorting by `order` keeps that true for any Report.
     points.sort(key=lambda p: p[1].order)
-    times = _times(points)
-    axis = "time" if times is not None else "order"
+    timed = _times(points)
+    axis = "time" if timed is not None else "order"
     # Without times, x is the rank of the line among matched lines: evenly spread, in log order.
-    xs_raw = times if times is not None else [float(i) for i in range(len(points))]
+    xs_raw = timed[0] if timed is not None else [float(i) for i in range(len(points))]
+    # Seconds since boot have no wall time: their ticks count seconds from the boot instead.
+    origin = timed[1] if timed is not None else None
+    if timed is not None and origin is None and points[0][1].time is not None:
+        xs_raw = [x + points[0][1].time.seconds for x in xs_raw]
     lo, hi = min(xs_raw), max(xs_raw)
     span = hi - lo
 
@@ -204,7 +186,7 @@ def layout_timeline(report: Report) -> TimelineLayout | None:
         axis=axis,
         lanes=tuple(lanes),
         marks=marks,
-        ticks=_time_ticks(lo, hi) if axis == "time" else _order_ticks(points),
+        ticks=_time_ticks(lo, hi, origin) if axis == "time" else _order_ticks(points),
         first=first,
         points=len(points),
     )
