@@ -20,16 +20,37 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Literal
 
 from rlfix.alerts import Alert
 from rlfix.core import Triage
-from rlfix.details import NodeScan
 from rlfix.errors import InputError, UsageError
+from rlfix.fleet.sections import NODE, JobReports, JobSection
 from rlfix.integrations.ray_connect import DEFAULT_TIMEOUT, bounded, ray_boundary, require_gcs
-from rlfix.integrations.ray_logs import feed_session_logs, resolve_logs_dir, since_text
-from rlfix.integrations.ray_scan import scan_into, with_nodes
+from rlfix.integrations.ray_jobs import (
+    JobSpan,
+    Ownership,
+    api_jobs,
+    clip,
+    feed_job,
+    feed_node,
+    folder_files,
+    merge,
+    select,
+    session_jobs,
+)
+from rlfix.integrations.ray_logs import LogFile, feed_session_logs, resolve_logs_dir, since_text
+from rlfix.integrations.ray_scan import (
+    SCAN_TIMEOUT,
+    JobScope,
+    merge_lines,
+    on_every_node,
+    scan_into,
+    scan_jobs_this_node,
+    with_nodes,
+)
 from rlfix.integrations.ray_state import (
     dashboard_url,
     feed_cluster_logs,
@@ -44,21 +65,17 @@ from rlfix.report import Report
 
 __all__ = [
     "diagnose_cluster",
+    "diagnose_cluster_jobs",
     "diagnose_exception",
     "diagnose_job",
     "diagnose_on_failure",
+    "diagnose_session_jobs",
     "diagnose_session_logs",
+    "last_failed_job",
     "watch_job",
 ]
 
 OnFailure = Callable[[Report], None]
-
-#: Slack before a job's start (none: a job starting right after another must not inherit its kills)
-#: and after its end (teardown) when
-#: deciding which worker exits and cluster-wide log lines belong to it.
-_BEFORE_START_MS = 0
-_AFTER_END_MS = 10_000
-
 
 # --- jobs ------------------------------------------------------------------------------
 
@@ -112,21 +129,37 @@ def _feed_driver_log(triage: Triage, url: str, client: Any, info: Any) -> bool:
     return bool(text)
 
 
-def _feed_worker_side(triage: Triage, url: str, info: Any, *, logs: bool = True) -> None:
-    """State API records and node logs for this job (worker files filtered by the job's id)."""
-    since = getattr(info, "start_time", None)
-    until = getattr(info, "end_time", None)
-    feed_state(
-        triage,
-        url,
-        job_id=info.job_id,
-        since_ms=since - _BEFORE_START_MS if since else None,
-        until_ms=until + _AFTER_END_MS if until else None,
-    )
-    if logs:
-        cut = since_text((since - _BEFORE_START_MS) / 1000) if since else None
-        end = since_text((until + _AFTER_END_MS) / 1000) if since and until else None
-        feed_cluster_logs(triage, url, job_id=info.job_id, submission_id=info.submission_id, since=cut, until=end)
+def _span_of(client: Any, info: Any) -> JobSpan:
+    """The job's window: from its start to its end plus `ray_jobs.AFTER_END_S`, cut at the next job's start."""
+    key = info.submission_id or info.job_id
+    try:
+        spans = api_jobs(client.list_jobs())
+    except Exception:  # an old Jobs API: the job alone still has its window
+        spans = api_jobs([info])
+    return next((s for s in spans if s.key == key), api_jobs([info])[0])
+
+
+def _feed_worker_side(triage: Triage, url: str, info: Any, span: JobSpan, *, logs: bool = True) -> None:
+    """State API records and node logs for this job: worker files by the job's id, shared logs by its window.
+
+    A job that failed before its driver started has no job id: it owns no worker or actor, so only
+    its driver log and the shared logs (runtime_env setup, raylet, GCS) in its window are read.
+    """
+    window = span.window()
+    if info.job_id:
+        until_ms = int(span.until * 1000) if span.until is not None else None
+        feed_state(
+            triage,
+            url,
+            job_id=info.job_id,
+            since_ms=int(span.start * 1000) if span.start is not None else None,
+            until_ms=until_ms,
+            kinds=("actors", "workers"),
+        )
+    if logs and window is not None:
+        feed_cluster_logs(
+            triage, url, job_id=info.job_id, submission_id=info.submission_id, since=window[0], until=window[1]
+        )
 
 
 @ray_boundary("Ray job")
@@ -151,8 +184,19 @@ def diagnose_job(
     triage = Triage(kb)
     read = _feed_driver_log(triage, url, client, info)
     _feed_status(triage, info, read)
-    _feed_worker_side(triage, url, info)
+    _feed_worker_side(triage, url, info, _span_of(client, info))
     return triage.report()
+
+
+@ray_boundary("Ray job")
+def last_failed_job(address: str | None = None, *, connect_timeout: float = DEFAULT_TIMEOUT) -> str:
+    """The submission id (else job id) of the job that failed last on the cluster; `UsageError` if none did."""
+    url = dashboard_url(address, connect_timeout)
+    client = _client(url, connect_timeout)
+    failed = [s for s in api_jobs(bounded(client.list_jobs, connect_timeout, "Ray job list")) if s.status == "FAILED"]
+    if not failed:
+        raise UsageError(f"no failed Ray job at {url}")
+    return max(failed, key=lambda s: s.end or s.start or 0.0).key
 
 
 @ray_boundary("Ray job")
@@ -194,7 +238,7 @@ def watch_job(
         _feed_driver_log(triage, url, client, info)
     _feed_status(triage, info, True)
     if _is_terminal(info):
-        _feed_worker_side(triage, url, info)
+        _feed_worker_side(triage, url, info, _span_of(client, info))
     report = triage.report()
     if on_failure is not None and str(info.status) in ("FAILED", "JobStatus.FAILED"):
         on_failure(report)
@@ -279,6 +323,82 @@ def diagnose_session_logs(
     return triage.report()
 
 
+@ray_boundary("Ray")
+def diagnose_session_jobs(
+    directory: str | os.PathLike[str] | None = None,
+    kb: KnowledgeBase | None = None,
+    *,
+    address: str | None = None,
+    job: str | None = None,
+    since: float | None = None,
+    until: float | None = None,
+    connect_timeout: float = DEFAULT_TIMEOUT,
+) -> JobReports:
+    """Diagnose each job of a Ray session's logs folder on its own: one report per job, plus the node's.
+
+    Jobs and their time windows come from the folder (`ray_jobs.session_jobs`) and, when
+    `address` is given or the session's cluster is still up, from the Jobs API. Each job's
+    report reads its own files and the shared node logs inside its window; the last section
+    holds what belongs to no job. `job` (a submission id or job id) keeps one job, `since` /
+    `until` (epoch seconds) the jobs that ran then. Raises `UsageError` for an unknown `job`.
+    """
+    logs = resolve_logs_dir(directory)
+    kb_obj = kb if kb is not None else load_knowledge()
+    errors: list[str] = []
+    spans = session_jobs(logs)
+    url = None
+    state_address = address or (_live_cluster(logs) if directory is None else None)
+    if state_address:
+        try:
+            url = dashboard_url(state_address, connect_timeout)
+            spans = merge(api_jobs(_client(url, connect_timeout).list_jobs()), spans)
+        except Exception as exc:  # the folder alone still says which job is which
+            errors.append(f"Ray Jobs API at {state_address}: {str(exc).strip().splitlines()[0][:300]}")
+    chosen = _chosen(spans, job, since, until, str(logs))
+    files = folder_files(logs)
+    owners = Ownership.of(files)
+    sections = [_folder_section(logs, files, owners, span, kb_obj, url) for span in chosen]
+    node = None
+    if job is None:
+        triage = Triage(kb_obj)
+        feed_node(triage, logs, files, owners, spans, since, until)
+        if url:
+            feed_state(triage, url, kinds=("nodes",))
+        node = JobSection(NODE, _NODE_HEADING, triage.report())
+    return JobReports(tuple(sections), node, title="rlfix: Ray session", errors=tuple(errors))
+
+
+_NODE_HEADING = "findings of no job (node logs outside every job's time)"
+
+
+def _chosen(
+    spans: list[JobSpan], job: str | None, since: float | None, until: float | None, where: str
+) -> list[JobSpan]:
+    chosen = select(spans, job, since, until)
+    if job is not None and not chosen:
+        known = ", ".join(s.key for s in spans[:10]) or "none"
+        raise UsageError(f"no job {job!r} in {where} (jobs: {known})")
+    return chosen
+
+
+def _heading(span: JobSpan) -> str:
+    window = span.window()
+    when = f", {window[0]} to {(window[1] or 'now')[11:]}" if window else ""
+    return f"job {span.label}" + (f": {span.status}" if span.status else "") + when
+
+
+def _folder_section(
+    logs: Path, files: list[LogFile], owners: Ownership, span: JobSpan, kb: KnowledgeBase, url: str | None
+) -> JobSection:
+    """One job of a logs folder: its files, its window of the shared logs, its dead actors and workers."""
+    triage = Triage(kb)
+    feed_job(triage, logs, files, owners, span)
+    if url and span.job_id:
+        workers = frozenset(w for w, j in owners.workers.items() if j == span.job_id)
+        feed_state(triage, url, job_id=span.job_id, worker_ids=workers, kinds=("actors", "workers"))
+    return JobSection(span.key, _heading(span), triage.report(), span.to_dict())
+
+
 def _live_cluster(logs: os.PathLike[str]) -> str | None:
     """The GCS address of the session owning `logs`, if that cluster still accepts connections."""
     root = os.path.dirname(os.path.dirname(os.path.realpath(logs)))
@@ -358,6 +478,78 @@ def diagnose_cluster(
             ray.shutdown()
 
 
+@ray_boundary("Ray cluster")
+def diagnose_cluster_jobs(
+    address: str | None = None,
+    kb: KnowledgeBase | None = None,
+    *,
+    job: str | None = None,
+    since: float | None = None,
+    until: float | None = None,
+    state: bool = True,
+    connect_timeout: float = DEFAULT_TIMEOUT,
+) -> JobReports:
+    """Scan every alive node, there, one job at a time: one report per job, plus the nodes' own findings.
+
+    As `diagnose_cluster`, but each node splits its logs by job (`ray_jobs`), with the jobs the
+    Jobs API knows and those its files name, and sends back bounded evidence per job. `job`,
+    `since` and `until` filter the jobs as in `diagnose_session_jobs`.
+    """
+    ray = need_ray()
+    connected_here = _connect(address, connect_timeout)
+    try:
+        kb_obj = kb if kb is not None else load_knowledge()
+        url = _state_url() if state else None
+        errors: list[str] = []
+        spans: list[JobSpan] = []
+        if url:
+            try:
+                spans = api_jobs(_client(url, connect_timeout).list_jobs())
+            except Exception as exc:
+                errors.append(f"Ray Jobs API at {url}: {str(exc).strip().splitlines()[0][:300]}")
+        scope = JobScope(tuple(spans), job, since, until, node=job is None)
+        gathered = _gather_jobs(kb_obj, scope, errors)
+        return _job_reports(gathered, kb_obj, url, job, errors)
+    finally:
+        if connected_here:
+            ray.shutdown()
+
+
+def _gather_jobs(kb: KnowledgeBase, scope: JobScope, errors: list[str]) -> dict[str, tuple[JobSpan, Triage]]:
+    """Every node's per-job evidence merged into one `Triage` per job (key `node` for the nodes' own)."""
+    out: dict[str, tuple[JobSpan, Triage]] = {}
+    for result in on_every_node(scan_jobs_this_node, (kb, scope), errors.append, SCAN_TIMEOUT):
+        parts = [(span, part) for span, part in result["jobs"]]
+        if result["node"] is not None:
+            parts.append((JobSpan(), result["node"]))
+        for span, part in parts:
+            key = span.key if span.start is not None or span.job_id or span.submission_id else NODE
+            _, triage = out.setdefault(key, (span, Triage(kb)))
+            merge_lines(triage, result["ip"], part)
+    return out
+
+
+def _job_reports(
+    gathered: dict[str, tuple[JobSpan, Triage]], kb: KnowledgeBase, url: str | None, job: str | None, errors: list[str]
+) -> JobReports:
+    sections = []
+    node = None
+    spans = clip(span for key, (span, _) in gathered.items() if key != NODE)
+    for span in spans:
+        triage = gathered[span.key][1]
+        if url and span.job_id:
+            feed_state(triage, url, job_id=span.job_id, kinds=("actors",))
+        sections.append(JobSection(span.key, _heading(span), triage.report(), span.to_dict()))
+    if job is not None and not sections:
+        raise UsageError(f"no job {job!r} on this cluster (`ray job list` shows the jobs)")
+    if NODE in gathered:
+        triage = gathered[NODE][1]
+        if url:
+            feed_state(triage, url, kinds=("nodes",))
+        node = JobSection(NODE, _NODE_HEADING, triage.report())
+    return JobReports(tuple(sections), node, title="rlfix: Ray cluster", errors=tuple(errors))
+
+
 # --- the driver-side hook ----------------------------------------------------------------
 
 
@@ -386,9 +578,12 @@ def diagnose_exception(
     if not ray.is_initialized():
         return triage.report()
     job_hex = ray.get_runtime_context().get_job_id()
-    nodes: list[NodeScan] = []
     if cluster:
-        nodes = scan_into(triage)
+        # Every node's files of this job, and its shared logs from `since` on: never another job's.
+        scope = JobScope((JobSpan(job_id=job_hex, start=since),), job=job_hex, node=False)
+        for result in on_every_node(scan_jobs_this_node, (triage.kb, scope), triage.add_error, SCAN_TIMEOUT):
+            for _span, part in result["jobs"]:
+                merge_lines(triage, result["ip"], part)
     else:
         node: Any = ray._private.worker.global_worker.node
         logs_dir = node.get_logs_dir_path()
@@ -397,8 +592,7 @@ def diagnose_exception(
         url = _state_url()
         if url:
             feed_state(triage, url, job_id=job_hex, since_ms=int(since * 1000) if since else None)
-    report = triage.report()
-    return with_nodes(report, nodes) if nodes else report
+    return triage.report()
 
 
 class diagnose_on_failure(contextlib.ContextDecorator):
