@@ -29,6 +29,7 @@ from rlfix.core import Triage
 from rlfix.errors import InputError, UsageError
 from rlfix.fleet.sections import NODE, JobReports, JobSection
 from rlfix.integrations.ray_connect import DEFAULT_TIMEOUT, bounded, ray_boundary, require_gcs
+from rlfix.integrations.ray_dead import DEATHS, dead_in_folder, dead_live, with_last_words
 from rlfix.integrations.ray_jobs import (
     JobSpan,
     Ownership,
@@ -52,11 +53,14 @@ from rlfix.integrations.ray_scan import (
     with_nodes,
 )
 from rlfix.integrations.ray_state import (
+    alive_nodes,
     dashboard_url,
     feed_cluster_logs,
     feed_node_log,
     feed_state,
+    list_node_logs,
     need_ray,
+    node_log_lines,
     reachable,
 )
 from rlfix.kb.load import KnowledgeBase, load_knowledge
@@ -185,7 +189,24 @@ def diagnose_job(
     read = _feed_driver_log(triage, url, client, info)
     _feed_status(triage, info, read)
     _feed_worker_side(triage, url, info, _span_of(client, info))
-    return triage.report()
+    return _last_words_live(triage, url, info.job_id)
+
+
+def _last_words_live(triage: Triage, url: str, job_id: str | None) -> Report:
+    """The report, with the job's dead workers' last words on its death and OOM-kill diagnoses."""
+    report = triage.report()
+    if not job_id or not any(d.id in DEATHS for top in report.diagnoses for d in (top, *top.folded)):
+        return report
+
+    def fetch(node_id: str, name: str | None) -> list[str]:
+        return list_node_logs(url, node_id) if name is None else node_log_lines(url, node_id, name)
+
+    try:
+        dead = dead_live(url, job_id, fetch, alive_nodes(url))
+    except Exception as exc:  # the last words are extra: their failure must not cost the diagnosis
+        logging.getLogger(__name__).debug("last words of job %s: %s", job_id, exc)
+        return report
+    return with_last_words(report, dead)
 
 
 @ray_boundary("Ray job")
@@ -239,7 +260,7 @@ def watch_job(
     _feed_status(triage, info, True)
     if _is_terminal(info):
         _feed_worker_side(triage, url, info, _span_of(client, info))
-    report = triage.report()
+    report = _last_words_live(triage, url, info.job_id)
     if on_failure is not None and str(info.status) in ("FAILED", "JobStatus.FAILED"):
         on_failure(report)
     return report
@@ -396,7 +417,10 @@ def _folder_section(
     if url and span.job_id:
         workers = frozenset(w for w, j in owners.workers.items() if j == span.job_id)
         feed_state(triage, url, job_id=span.job_id, worker_ids=workers, kinds=("actors", "workers"))
-    return JobSection(span.key, _heading(span), triage.report(), span.to_dict())
+    report = triage.report()
+    if span.job_id:
+        report = with_last_words(report, dead_in_folder(logs, span.job_id))
+    return JobSection(span.key, _heading(span), report, span.to_dict())
 
 
 def _live_cluster(logs: os.PathLike[str]) -> str | None:
@@ -532,9 +556,13 @@ def _gather_jobs(kb: KnowledgeBase, scope: JobScope, errors: list[str]) -> dict[
 def _job_reports(
     gathered: dict[str, tuple[JobSpan, Triage]], kb: KnowledgeBase, url: str | None, job: str | None, errors: list[str]
 ) -> JobReports:
+    import ray
+
     sections = []
     node = None
-    spans = clip(span for key, (span, _) in gathered.items() if key != NODE)
+    # This process's own connection registers a job too: it is rlfix, not one of the user's.
+    own = ray.get_runtime_context().get_job_id()
+    spans = clip(span for key, (span, _) in gathered.items() if key != NODE and span.job_id != own)
     for span in spans:
         triage = gathered[span.key][1]
         if url and span.job_id:

@@ -272,6 +272,19 @@ def list_node_logs(address: str, node_id: str) -> list[str]:
     return sorted({name for names in groups.values() for name in names})
 
 
+def node_log_lines(address: str, node_id: str, filename: str) -> list[str]:
+    """A small node log (a worker's .err / .out) as lines, from the dashboard (its last `MAX_REMOTE_LINES`)."""
+    import requests
+
+    query = urllib.parse.urlencode(
+        {"node_id": node_id, "filename": filename, "lines": MAX_REMOTE_LINES, "timeout": TIMEOUT}
+    )
+    resp = requests.get(f"{address}/api/v0/logs/file?{query}", headers=_auth_headers(), timeout=TIMEOUT)
+    if resp.status_code != 200:
+        raise RuntimeError(f"HTTP {resp.status_code}: {resp.text[:200]}")
+    return resp.content.decode("utf-8", "replace").splitlines()
+
+
 def feed_node_log(
     triage: Triage,
     address: str,
