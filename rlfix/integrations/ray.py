@@ -53,6 +53,7 @@ from rlfix.integrations.ray_scan import (
     with_nodes,
 )
 from rlfix.integrations.ray_state import (
+    MAX_REMOTE_LINES,
     alive_nodes,
     dashboard_url,
     feed_cluster_logs,
@@ -63,8 +64,8 @@ from rlfix.integrations.ray_state import (
     node_log_lines,
     reachable,
 )
+from rlfix.integrations.ray_watch import Alerter, Fetch, NodeTail
 from rlfix.kb.load import KnowledgeBase, load_knowledge
-from rlfix.model import Evidence
 from rlfix.report import Report
 
 __all__ = [
@@ -232,38 +233,61 @@ def watch_job(
     timeout: float | None = None,
     connect_timeout: float = DEFAULT_TIMEOUT,
 ) -> Report:
-    """Follow a running job's driver log until it ends; alert on each new root cause as it appears.
+    """Follow a running job until it ends; alert on each new root cause as it appears.
 
-    `on_alert(evidence, signature_id)` is called the first time each root cause matches, while
-    the job still runs. When the job ends, worker-side evidence (state API, node logs) is
-    added; if it ended FAILED, `on_failure(report)` is called. Returns the final report (or,
-    after `timeout` seconds, the report so far). Each connection step takes at most
-    `connect_timeout` seconds.
+    The driver log is streamed; every `poll` seconds the job's worker files and each node's
+    `raylet.out` (from the job's start) are read too (`ray_watch.NodeTail`, bounded), so a
+    memory-monitor kill or an actor's traceback alerts before the driver notices.
+    `on_alert(evidence, signature_id)` is called once per root cause, on the real line: one
+    raised on Ray's wrapper line waits `ray_watch.WRAPPER_GRACE` seconds for it. When the job
+    ends, worker-side evidence (state API, node logs) is added; if it ended FAILED,
+    `on_failure(report)` is called. Returns the final report (or, after `timeout` seconds, the
+    report so far). Each connection step takes at most `connect_timeout` seconds.
     """
     url = dashboard_url(address, connect_timeout)
     client = _client(url, connect_timeout)
     info = _job_info(client, job_id, connect_timeout)
     kb_obj = kb if kb is not None else load_knowledge()
-
-    def alert(evidence: Evidence, sig_id: str) -> None:
-        sig = kb_obj.get(sig_id)
-        if on_alert is not None and sig is not None and sig.is_root:
-            on_alert(evidence, sig_id)
-
-    triage = Triage(kb_obj, on_new=alert)
+    alerter = Alerter(kb_obj, on_alert)
+    triage = Triage(kb_obj, on_new=alerter.callback(lambda: triage))
+    live = Triage(kb_obj, on_new=alerter.callback(lambda: live))
+    start = getattr(info, "start_time", None)
+    tail = NodeTail(live, _fetcher(url), since=since_text(start / 1000) if start else None)
     deadline = time.monotonic() + timeout if timeout is not None else None
     source = f"job-driver-{info.submission_id or job_id}.log"
-    followed = _follow(client, job_id, triage, source, deadline)
+    followed = _follow(
+        client, job_id, triage, source, deadline, lambda: _poll_nodes(client, url, job_id, tail, alerter), poll
+    )
     info = _wait_terminal(client, job_id, poll, deadline)
     if not followed:
         _feed_driver_log(triage, url, client, info)
     _feed_status(triage, info, True)
     if _is_terminal(info):
         _feed_worker_side(triage, url, info, _span_of(client, info))
+    alerter.tick(force=True)
     report = _last_words_live(triage, url, info.job_id)
     if on_failure is not None and str(info.status) in ("FAILED", "JobStatus.FAILED"):
         on_failure(report)
     return report
+
+
+def _fetcher(url: str) -> Fetch:
+    def fetch(node_id: str, name: str | None, lines: int | None) -> list[str]:
+        if name is None:
+            return list_node_logs(url, node_id)
+        return node_log_lines(url, node_id, name, lines or MAX_REMOTE_LINES)
+
+    return fetch
+
+
+def _poll_nodes(client: Any, url: str, job_id: str, tail: NodeTail, alerter: Alerter) -> None:
+    """One round of the live node tail; a failing round is skipped (the final report reads it all)."""
+    try:
+        hex_id = _job_info(client, job_id).job_id
+        tail.poll(alive_nodes(url), hex_id)
+    except Exception as exc:
+        logging.getLogger(__name__).debug("live tail of job %s: %s", job_id, exc)
+    alerter.tick()
 
 
 def _is_terminal(info: Any) -> bool:
@@ -271,8 +295,19 @@ def _is_terminal(info: Any) -> bool:
     return bool(status.is_terminal()) if hasattr(status, "is_terminal") else str(status) in ("FAILED", "SUCCEEDED")
 
 
-def _follow(client: Any, job_id: str, triage: Triage, source: str, deadline: float | None) -> bool:
-    """Feed the driver log line by line as it is written; False if following failed before any line."""
+def _follow(
+    client: Any,
+    job_id: str,
+    triage: Triage,
+    source: str,
+    deadline: float | None,
+    tick: Callable[[], None] | None = None,
+    poll: float = 2.0,
+) -> bool:
+    """Feed the driver log line by line as it is written, and `tick()` every `poll` seconds meanwhile.
+
+    Returns False if following failed before any line.
+    """
     got_any = False
 
     async def tail() -> None:
@@ -289,13 +324,21 @@ def _follow(client: Any, job_id: str, triage: Triage, source: str, deadline: flo
         if carry:
             triage.feed(carry, source)
 
+    async def both() -> None:
+        ticking = asyncio.ensure_future(_ticker(tick, poll)) if tick is not None else None
+        try:
+            await tail()
+        finally:
+            if ticking is not None:
+                ticking.cancel()
+
     remaining = None if deadline is None else max(0.1, deadline - time.monotonic())
     # Ray's SDK logs "WebSocket closed ..." at INFO on every normal end; it is not news to a user.
     sdk_log = logging.getLogger("ray.dashboard.modules.job.sdk")
     level = sdk_log.level
     sdk_log.setLevel(max(level, logging.WARNING))
     try:
-        asyncio.run(asyncio.wait_for(tail(), remaining))
+        asyncio.run(asyncio.wait_for(both(), remaining))
     except (RuntimeError, OSError, asyncio.TimeoutError) as exc:
         # The connection closed before the job ended: the final status still comes from polling.
         if not got_any:
@@ -303,6 +346,14 @@ def _follow(client: Any, job_id: str, triage: Triage, source: str, deadline: flo
     finally:
         sdk_log.setLevel(level)
     return got_any
+
+
+async def _ticker(tick: Callable[[], None], poll: float) -> None:
+    # In the loop's own thread (it blocks the driver tail for one round of HTTP requests): the
+    # triages are fed and read from one thread only.
+    while True:
+        await asyncio.sleep(poll)
+        tick()
 
 
 def _wait_terminal(client: Any, job_id: str, poll: float, deadline: float | None) -> Any:

@@ -272,13 +272,11 @@ def list_node_logs(address: str, node_id: str) -> list[str]:
     return sorted({name for names in groups.values() for name in names})
 
 
-def node_log_lines(address: str, node_id: str, filename: str) -> list[str]:
-    """A small node log (a worker's .err / .out) as lines, from the dashboard (its last `MAX_REMOTE_LINES`)."""
+def node_log_lines(address: str, node_id: str, filename: str, lines: int = MAX_REMOTE_LINES) -> list[str]:
+    """A node log as lines, from the dashboard: its last `lines` lines (for worker files and live tails)."""
     import requests
 
-    query = urllib.parse.urlencode(
-        {"node_id": node_id, "filename": filename, "lines": MAX_REMOTE_LINES, "timeout": TIMEOUT}
-    )
+    query = urllib.parse.urlencode({"node_id": node_id, "filename": filename, "lines": lines, "timeout": TIMEOUT})
     resp = requests.get(f"{address}/api/v0/logs/file?{query}", headers=_auth_headers(), timeout=TIMEOUT)
     if resp.status_code != 200:
         raise RuntimeError(f"HTTP {resp.status_code}: {resp.text[:200]}")
