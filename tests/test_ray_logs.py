@@ -233,7 +233,7 @@ def test_job_reports_render_in_every_format(tmp_path: Path) -> None:
     assert doc["jobs"][0]["report"]["diagnoses"][0]["id"] == "ray-unschedulable"
     assert doc["fleet"]["groups"][0]["cause"] == "ray-unschedulable"
     page = reports.render("html")
-    assert page.count("<script>") >= 2 and "script-src 'sha256-" in page
+    assert page.count("<script>") >= 2 and "script-src " in page and page.count("sha256-") >= 2
     assert "ray-unschedulable" in repr(reports)
     with pytest.raises(Exception, match="no job 'nope'"):
         diagnose_session_jobs(_jobs_session(tmp_path / "again"), job="nope")
