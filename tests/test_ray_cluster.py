@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -184,6 +185,9 @@ def submit(head: RayHead, jobs_dir: Path, name: str, *, wait: bool = True) -> st
     return job_id
 
 
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
 def file_line(head: RayHead, source: str, line: int) -> str | None:
     """Line `line` of the session file an evidence source names (`raylet.out`, `127.0.0.1:raylet.out`);
     None for sources that are no file (the state API, the driver's exception, the Jobs API)."""
@@ -194,7 +198,8 @@ def file_line(head: RayHead, source: str, line: int) -> str | None:
     with path.open(encoding="utf-8", errors="replace") as fh:
         for number, text in enumerate(fh, start=1):
             if number == line:
-                return text.rstrip("\n")
+                # Evidence quotes a line as a terminal shows it: without colour codes.
+                return ANSI.sub("", text.rstrip("\n"))
     raise AssertionError(f"{source} has no line {line}")
 
 

@@ -333,19 +333,24 @@ def _follow(
                 ticking.cancel()
 
     remaining = None if deadline is None else max(0.1, deadline - time.monotonic())
+    try:
+        _run_quietly(both(), remaining)
+    except (RuntimeError, OSError, asyncio.TimeoutError) as exc:
+        # The connection closed before the job ended: the final status still comes from polling.
+        if not got_any:
+            logging.getLogger(__name__).debug("following %s failed: %s", job_id, exc)
+    return got_any
+
+
+def _run_quietly(main: Any, timeout: float | None) -> None:
     # Ray's SDK logs "WebSocket closed ..." at INFO on every normal end; it is not news to a user.
     sdk_log = logging.getLogger("ray.dashboard.modules.job.sdk")
     level = sdk_log.level
     sdk_log.setLevel(max(level, logging.WARNING))
     try:
-        asyncio.run(asyncio.wait_for(both(), remaining))
-    except (RuntimeError, OSError, asyncio.TimeoutError) as exc:
-        # The connection closed before the job ended: the final status still comes from polling.
-        if not got_any:
-            logging.getLogger(__name__).debug("following %s failed: %s", job_id, exc)
+        asyncio.run(asyncio.wait_for(main, timeout))
     finally:
         sdk_log.setLevel(level)
-    return got_any
 
 
 async def _ticker(tick: Callable[[], None], poll: float) -> None:
