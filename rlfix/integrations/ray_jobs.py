@@ -381,4 +381,6 @@ def feed_node(
         windows.append((since_text(until), "9999"))
     cut = time_cut(None, windows=tuple(windows), outside=True)
     mine = set(node_files(files, spans, owners))
-    feed_session_logs(triage, logs, keep=mine.__contains__, cut=cut)
+    # Asked for a time, the node's own timestamped files are cut to it too.
+    cut_all = since is not None or until is not None
+    feed_session_logs(triage, logs, keep=mine.__contains__, cut=cut, cut_all=cut_all)

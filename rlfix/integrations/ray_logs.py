@@ -261,10 +261,12 @@ def feed_log_file(
     since: str | None = None,
     *,
     cut: Cut | None = None,
+    cut_all: bool = False,
 ) -> None:
     """Stream one file into `triage` under `source`; huge files are read at head and tail only.
 
-    Shared logs (raylet, GCS, autoscaler, runtime_env setup) are read through `cut`, or from `since`.
+    Shared logs (raylet, GCS, autoscaler, runtime_env setup) are read through `cut`, or from
+    `since`; every file is, with `cut_all`.
     """
     cut = cut or time_cut(since)
     for item in expand([log.path]):
@@ -272,7 +274,7 @@ def feed_log_file(
             if not item.skipped:
                 triage.add_error(f"{source}: {item.message}")
             return
-        _feed_bounded(triage, item, source, max_bytes, cut if log.rule.kind in SHARED_KINDS else None)
+        _feed_bounded(triage, item, source, max_bytes, cut if cut_all or log.rule.kind in SHARED_KINDS else None)
 
 
 def _feed_bounded(triage: Triage, item: Input, source: str, max_bytes: int, cut: Cut | None) -> None:
@@ -309,18 +311,20 @@ def feed_session_logs(
     since: str | None = None,
     cut: Cut | None = None,
     keep: Callable[[LogFile], bool] | None = None,
+    cut_all: bool = False,
 ) -> list[LogFile]:
     """Feed the signal-carrying files of a logs folder to `triage`; return the files read.
 
     Sources are named by their path relative to the folder, after `prefix` (e.g. `10.0.0.3:`).
     With `since` (see `since_text`), lines of the cluster-wide logs older than it are skipped;
-    `cut` filters those logs instead (a job's time window), and `keep` chooses the files.
+    `cut` filters those logs instead (a job's time window; every file's with `cut_all`), and
+    `keep` chooses the files.
     """
     root = Path(directory)
     read: list[LogFile] = []
     for log in session_log_files(root, job_id=job_id, submission_id=submission_id):
         if not log.rule.scan or (keep is not None and not keep(log)):
             continue
-        feed_log_file(triage, log, prefix + str(log.path.relative_to(root)), max_bytes, since, cut=cut)
+        feed_log_file(triage, log, prefix + str(log.path.relative_to(root)), max_bytes, since, cut=cut, cut_all=cut_all)
         read.append(log)
     return read
