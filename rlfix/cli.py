@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -28,6 +28,9 @@ from rlfix.model import Evidence
 from rlfix.render import DEFAULT_TOP, FORMATS, RenderOptions, color_wanted, render
 from rlfix.report import Report
 from rlfix.version import __version__
+
+if TYPE_CHECKING:
+    from rlfix.fleet.sections import JobReports
 
 EXIT_STATUS_HELP = """\b
 Exit status:
@@ -515,18 +518,29 @@ timeout_option = click.option(
 
 
 @ray_group.command("job")
-@click.argument("job_id")
+@click.argument("job_id", required=False)
 @click.option("--address", default=None, help="Ray dashboard, e.g. http://127.0.0.1:8265 (default: RAY_ADDRESS).")
 @click.option("--follow", is_flag=True, help="Follow a running job; alert on the first root cause, report at the end.")
+@click.option("--last-failed", is_flag=True, help="Diagnose the latest failed job (no JOB_ID needed).")
 @timeout_option
 @view_options
 @kb_option
 def ray_job(
-    job_id: str, address: str | None, follow: bool, timeout: float, view: View, kb_dirs: tuple[str, ...]
+    job_id: str | None,
+    address: str | None,
+    follow: bool,
+    last_failed: bool,
+    timeout: float,
+    view: View,
+    kb_dirs: tuple[str, ...],
 ) -> None:
-    """Diagnose a submitted Ray job from its logs and the cluster's state."""
-    from rlfix.integrations.ray import diagnose_job, watch_job
+    """Diagnose a submitted Ray job (JOB_ID, or --last-failed) from its logs and the cluster's state."""
+    from rlfix.integrations.ray import diagnose_job, last_failed_job, watch_job
 
+    if (job_id is None) == (not last_failed):
+        raise UsageError("name one JOB_ID, or use --last-failed")
+    if job_id is None:
+        job_id = last_failed_job(address, connect_timeout=timeout)
     kb_obj = _kb(kb_dirs)
     if follow:
         report = watch_job(job_id, address=address, kb=kb_obj, on_alert=_alert, connect_timeout=timeout)
@@ -535,28 +549,75 @@ def ray_job(
     _emit(report, view)
 
 
+def _job_filters(func: F) -> F:
+    """`--job`, `--since`, `--until`: which jobs of a session or cluster to report."""
+    func = click.option("--until", metavar="TIME", help="Only jobs that started by then (as --since).")(func)
+    func = click.option(
+        "--since", metavar="TIME", help="Only jobs running at or after TIME: ISO date/time, or an age (90m, 2h, 3d)."
+    )(func)
+    return click.option("--job", "job", metavar="ID", help="Only this job (submission id or job id).")(func)
+
+
+def _epoch(text: str | None) -> float | None:
+    from rlfix.fleet.jobs import parse_since
+
+    return parse_since(text).timestamp() if text else None
+
+
 @ray_group.command("logs")
 @click.argument("directory", required=False, type=click.Path(file_okay=False))
+@click.option("--address", default=None, help="Also ask this cluster's Jobs and state API (dashboard or GCS address).")
+@_job_filters
 @timeout_option
 @view_options
 @kb_option
-def ray_logs(directory: str | None, timeout: float, view: View, kb_dirs: tuple[str, ...]) -> None:
-    """Diagnose a Ray session's log folder (default: /tmp/ray/session_latest/logs)."""
-    from rlfix.integrations.ray import diagnose_session_logs
+def ray_logs(
+    directory: str | None,
+    address: str | None,
+    job: str | None,
+    since: str | None,
+    until: str | None,
+    timeout: float,
+    view: View,
+    kb_dirs: tuple[str, ...],
+) -> None:
+    """Diagnose a Ray session's log folder, one section per job (default: /tmp/ray/session_latest/logs)."""
+    from rlfix.integrations.ray import diagnose_session_jobs
 
-    _emit(diagnose_session_logs(directory, kb=_kb(kb_dirs), connect_timeout=timeout), view)
+    reports = diagnose_session_jobs(
+        directory,
+        kb=_kb(kb_dirs),
+        address=address,
+        job=job,
+        since=_epoch(since),
+        until=_epoch(until),
+        connect_timeout=timeout,
+    )
+    _emit_jobs(reports, view)
 
 
 @ray_group.command("cluster")
 @click.option("--address", default=None, help="Ray cluster address (default: RAY_ADDRESS or the local cluster).")
+@_job_filters
 @timeout_option
 @view_options
 @kb_option
-def ray_cluster(address: str | None, timeout: float, view: View, kb_dirs: tuple[str, ...]) -> None:
-    """Scan the session logs on every alive node of a Ray cluster and merge the evidence."""
-    from rlfix.integrations.ray import diagnose_cluster
+def ray_cluster(
+    address: str | None,
+    job: str | None,
+    since: str | None,
+    until: str | None,
+    timeout: float,
+    view: View,
+    kb_dirs: tuple[str, ...],
+) -> None:
+    """Scan the session logs on every alive node of a Ray cluster, one section per job."""
+    from rlfix.integrations.ray import diagnose_cluster_jobs
 
-    _emit(diagnose_cluster(address=address, kb=_kb(kb_dirs), connect_timeout=timeout), view)
+    reports = diagnose_cluster_jobs(
+        address=address, kb=_kb(kb_dirs), job=job, since=_epoch(since), until=_epoch(until), connect_timeout=timeout
+    )
+    _emit_jobs(reports, view)
 
 
 def _alert(evidence: Evidence, sig_id: str) -> None:
@@ -569,6 +630,15 @@ def _emit(report: Report, view: View) -> None:
     for err in report.errors:
         _fail(err, view.options.lang)
     sys.exit(report.exit_code)
+
+
+def _emit_jobs(reports: JobReports, view: View) -> None:
+    """As `_emit`, for one report per job: print or write them, list input problems, exit with their status."""
+    _write(reports.render(view.fmt, **view.options.for_format(view.fmt)), view.output)
+    problems = [*reports.errors, *(e for s in (*reports.sections, reports.node) if s for e in s.report.errors)]
+    for err in problems:
+        _fail(err, view.options.lang)
+    sys.exit(reports.exit_code)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -170,6 +170,59 @@ def _rank_list(ranks: tuple[int, ...]) -> str:
 
 
 @dataclass(frozen=True)
+class DeadWorker:
+    """A Ray worker or actor that died, in Ray's own words, with the last lines it wrote."""
+
+    worker_id: str
+    pid: int | None = None
+    #: The actor's class (None for a task's worker).
+    actor: str | None = None
+    node: str | None = None
+    #: Ray's exit type (SYSTEM_ERROR, NODE_OUT_OF_MEMORY, USER_ERROR, ...) and the first line of its detail.
+    exit_type: str | None = None
+    exit_detail: str | None = None
+    #: The signal that ended it, when a log says (the memory monitor kills with SIGKILL).
+    signal: str | None = None
+    exit_code: int | None = None
+    #: (file, line, text): the last lines of its own worker-….err / .out, with the file's line numbers.
+    last_lines: tuple[tuple[str, int, str], ...] = ()
+    #: A kernel OOM-killer line naming its pid, if one was read.
+    kernel_oom: str | None = None
+
+    def describe(self) -> str:
+        """ "Learner (pid 31513) on 10.0.0.3: SYSTEM_ERROR, Worker unexpectedly exits …"."""
+        who = self.actor or "worker"
+        how = [
+            x
+            for x in (
+                self.exit_type,
+                self.signal,
+                f"exit code {self.exit_code}" if self.exit_code is not None else None,
+            )
+            if x
+        ]
+        text = f"{who} (pid {self.pid})" if self.pid is not None else who
+        text += f" on {self.node}" if self.node else ""
+        text += f": {', '.join(how)}" if how else ""
+        detail = self.exit_detail or ""
+        return text + (f" - {detail[:160]}…" if len(detail) > 160 else f" - {detail}" if detail else "")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "worker_id": self.worker_id,
+            "pid": self.pid,
+            "actor": self.actor,
+            "node": self.node,
+            "exit_type": self.exit_type,
+            "exit_detail": self.exit_detail,
+            "signal": self.signal,
+            "exit_code": self.exit_code,
+            "last_lines": [{"source": s, "line": n, "text": t} for s, n, t in self.last_lines],
+            "kernel_oom": self.kernel_oom,
+        }
+
+
+@dataclass(frozen=True)
 class Details:
     """What a diagnosis says beyond its evidence; every part optional."""
 
@@ -183,6 +236,8 @@ class Details:
     mismatch: VersionMismatch | None = None
     #: For an NCCL timeout on several ranks: the rank that differs or stayed silent.
     hang: CollectiveHang | None = None
+    #: For a Ray actor death or OOM kill: the workers that died, with their last words.
+    dead: tuple[DeadWorker, ...] = ()
 
     @property
     def raised_at(self) -> str | None:
@@ -209,6 +264,8 @@ class Details:
             out["mismatch"] = self.mismatch.to_dict()
         if self.hang is not None:
             out["hang"] = self.hang.to_dict()
+        if self.dead:
+            out["dead_workers"] = [d.to_dict() for d in self.dead]
         return out
 
 

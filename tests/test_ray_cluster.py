@@ -8,8 +8,10 @@ Ray missing, the module fails.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -37,9 +39,22 @@ SUBMITTED: dict[str, str] = {}
 JOB_TIMEOUT = 120
 
 PRELUDE = """
-import os, signal, sys, time
+import hashlib, os, signal, sys, time
 import ray
+from rlfix.integrations.ray import diagnose_on_failure
 ray.init()
+
+def mark(report):
+    # What the hook found, for the test: ids and places only. Quoting the evidence here would put it
+    # in this job's driver log, where `rlfix ray job` would find it a second time.
+    top = report.top
+    places = [
+        f"{e.source}|{e.line}|{hashlib.sha1(e.text.lstrip('… ')[:40].encode()).hexdigest()[:12]}"
+        for e in (top.evidence if top else ())
+    ]
+    print("RLFIX-HOOK", top.id if top else "none", "\t".join(places), flush=True)
+
+hook = diagnose_on_failure(cluster=True, stream=open(os.devnull, "w"), on_report=mark)
 """
 
 JOBS = {
@@ -49,7 +64,8 @@ def generate_rollouts(n):
     return n
 
 print("waiting for a GPU task on a CPU-only cluster", flush=True)
-ray.get(generate_rollouts.remote(8), timeout=15)
+with hook:
+    ray.get(generate_rollouts.remote(8), timeout=15)
 """,
     "oom": """
 @ray.remote(max_retries=0)
@@ -62,7 +78,8 @@ def generate_sequences():
         time.sleep(0.05)
     return f"stopped safely with {len(held) * 256} MiB held"
 
-print(ray.get(generate_sequences.remote()))
+with hook:
+    print(ray.get(generate_sequences.remote()))
 """,
     "sigkill": """
 @ray.remote(max_restarts=0)
@@ -77,11 +94,12 @@ class Learner:
 
 learner = Learner.remote()
 pid = ray.get(learner.pid.remote())
-ref = learner.train.remote(600)
-time.sleep(3)
-print(f"sending SIGKILL to actor pid {pid}", flush=True)
-os.kill(pid, signal.SIGKILL)
-ray.get(ref)
+with hook:
+    ref = learner.train.remote(600)
+    time.sleep(3)
+    print(f"sending SIGKILL to actor pid {pid}", flush=True)
+    os.kill(pid, signal.SIGKILL)
+    ray.get(ref)
 """,
     "exception": """
 @ray.remote
@@ -90,7 +108,8 @@ class RewardWorker:
         raise ValueError(f"reward shape mismatch: got {len(batch)} scores for 8 prompts")
 
 time.sleep(2)
-ray.get(RewardWorker.remote().score.remote([0.0] * 7))
+with hook:
+    ray.get(RewardWorker.remote().score.remote([0.0] * 7))
 """,
 }
 
@@ -123,15 +142,29 @@ def _ray_home(head: RayHead, monkeypatch: pytest.MonkeyPatch) -> None:
 SETTLE_SECONDS = 5
 
 
+#: Each job's own cause, by job name; `badenv` runs exception.py in a conda env that does not exist.
+CAUSES = {
+    "badenv": "ray-runtime-env-failed",
+    "unschedulable": "ray-unschedulable",
+    "sigkill": "ray-actor-died",
+    "exception": "python-exception",
+    "oom": "ray-oom-killer",
+}
+#: A conda env that does not exist fails in a few seconds without the network (a pip package would
+#: be looked up on an index first, and retried for a minute).
+BAD_ENV = {"conda": "rlfix-no-such-env"}
+
+
 def submit(head: RayHead, jobs_dir: Path, name: str, *, wait: bool = True) -> str:
     from ray.job_submission import JobSubmissionClient
 
     client = JobSubmissionClient(head.dashboard_url)
+    script, env = ("exception", BAD_ENV) if name == "badenv" else (name, {})
     deadline = time.monotonic() + 60
     while True:
         try:
             job_id: str = client.submit_job(
-                entrypoint=f"{sys.executable} {name}.py", runtime_env={"working_dir": str(jobs_dir)}
+                entrypoint=f"{sys.executable} {script}.py", runtime_env={"working_dir": str(jobs_dir), **env}
             )
             break
         except RuntimeError as exc:
@@ -153,6 +186,72 @@ def submit(head: RayHead, jobs_dir: Path, name: str, *, wait: bool = True) -> st
     return job_id
 
 
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def file_line(head: RayHead, source: str, line: int) -> str | None:
+    """Line `line` of the session file an evidence source names (`raylet.out`, `127.0.0.1:raylet.out`);
+    None for sources that are no file (the state API, the driver's exception, the Jobs API)."""
+    name = source.split(":", 1)[1] if source.startswith("127.0.0.1:") else source
+    path = head.logs_dir / name
+    if ":" in name or " " in name or not path.is_file():
+        return None
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        for number, text in enumerate(fh, start=1):
+            if number == line:
+                # Evidence quotes a line as a terminal shows it: without colour codes.
+                return ANSI.sub("", text.rstrip("\n"))
+    raise AssertionError(f"{source} has no line {line}")
+
+
+def assert_true_lines(head: RayHead, evidence: list[tuple[str, int, str]]) -> int:
+    """Every (source, line, text) naming a session file quotes that file's own line; returns how many did."""
+    checked = 0
+    for source, line, text in evidence:
+        actual = file_line(head, source, line)
+        if actual is not None:
+            # A long line is quoted around its match: "… worker id = …".
+            core = text.lstrip("… ")[:40]
+            assert core in actual, f"{source}:{line} is {actual[:120]!r}, evidence {text[:120]!r}"
+            checked += 1
+    return checked
+
+
+def hook_said(head: RayHead, job_id: str) -> tuple[str, list[tuple[str, int, str]]]:
+    """What `diagnose_on_failure(cluster=True)` found inside the job (its RLFIX-HOOK line of the driver log)."""
+    from ray.job_submission import JobSubmissionClient
+
+    logs = JobSubmissionClient(head.dashboard_url).get_job_logs(job_id)
+    marks = [line.split(" ", 2) for line in logs.splitlines() if line.startswith("RLFIX-HOOK ")]
+    assert len(marks) == 1, logs[-3000:]
+    places = []
+    for place in marks[0][2].split("\t") if len(marks[0]) > 2 else ():
+        source, line, digest = place.rsplit("|", 2)
+        places.append((source, int(line), digest))
+    return marks[0][1], places
+
+
+def assert_hook(head: RayHead, job_id: str, cause: str) -> None:
+    top, places = hook_said(head, job_id)
+    assert top == cause, places
+    for source, line, digest in places:
+        actual = file_line(head, source, line)
+        if actual is not None:
+            # The hook printed a digest of the quote's first 40 characters: they are somewhere in the line.
+            digests = {hashlib.sha1(actual[i : i + 40].encode()).hexdigest()[:12] for i in range(len(actual))}
+            assert digest in digests, f"{source}:{line}: {actual!r}"
+
+
+def test_bad_runtime_env_fails_before_the_driver_and_reads_no_other_job(head: RayHead, jobs_dir: Path) -> None:
+    from rlfix.integrations.ray import diagnose_job
+
+    report = diagnose_job(submit(head, jobs_dir, "badenv"), address=head.dashboard_url)
+    assert report.top is not None and report.top.id == "ray-runtime-env-failed", report.render("text")
+    # No job id, so no worker file can be its own (before, every job's worker files were read).
+    assert not any("worker-" in s.name for s in report.sources), [s.name for s in report.sources]
+    assert_true_lines(head, [(e.source, e.line, e.text) for e in report.top.evidence])
+
+
 def test_gpu_task_on_cpu_cluster_is_unschedulable(head: RayHead, jobs_dir: Path) -> None:
     from rlfix.integrations.ray import diagnose_job
 
@@ -161,6 +260,7 @@ def test_gpu_task_on_cpu_cluster_is_unschedulable(head: RayHead, jobs_dir: Path)
     assert report.top.id == "ray-unschedulable", report.render("text")
     # The proof is the raylet's infeasible-lease warning, read from the node over the dashboard.
     assert any("raylet.out" in e.source for e in report.top.evidence)
+    assert_hook(head, SUBMITTED["unschedulable"], "ray-unschedulable")
 
 
 def test_sigkilled_actor_is_ray_actor_died(head: RayHead, jobs_dir: Path) -> None:
@@ -173,6 +273,7 @@ def test_sigkilled_actor_is_ray_actor_died(head: RayHead, jobs_dir: Path) -> Non
     assert report.get("host-oom-sigkill") is None
     # The state API saw the worker die with a system error; its evidence is named as such.
     assert any(s.name.startswith("ray-state:") for s in report.sources), [s.name for s in report.sources]
+    assert_hook(head, SUBMITTED["sigkill"], "ray-actor-died")
 
 
 def test_watch_job_alerts_while_running_and_reports_the_actor_exception(head: RayHead, jobs_dir: Path) -> None:
@@ -194,6 +295,8 @@ def test_watch_job_alerts_while_running_and_reports_the_actor_exception(head: Ra
     assert report.top.values.get("exception") == "ValueError"
     assert ("python-exception", f"job-driver-{job_id}.log") in alerts
     assert len(failures) == 1 and failures[0].top.id == "python-exception"
+    SUBMITTED["exception"] = job_id
+    assert_hook(head, job_id, "python-exception")
 
 
 def test_driver_hook_diagnoses_prints_attaches_and_reraises(head: RayHead, tmp_path: Path) -> None:
@@ -239,6 +342,7 @@ def test_memory_monitor_kill_is_ray_oom_killer(head: RayHead, jobs_dir: Path) ->
     report = diagnose_job(submit(head, jobs_dir, "oom"), address=head.dashboard_url)
     assert report.top is not None, report.render("text")
     assert report.top.id == "ray-oom-killer", report.render("text")
+    assert_hook(head, SUBMITTED["oom"], "ray-oom-killer")
 
 
 def test_session_logs_and_state_api(head: RayHead) -> None:
@@ -277,7 +381,63 @@ def test_cli_ray_commands_as_a_user_runs_them(head: RayHead, jobs_dir: Path, run
     assert json.loads(proc.stdout)["failed"] is True
     proc = run_cli(["ray", "cluster", "--address", head.gcs_address, "-f", "json"], env=env)
     assert proc.returncode == 1, proc.stderr
-    assert json.loads(proc.stdout)["insights"]["ray_nodes"][0]["files"] > 0
+    assert job_id in _sections(json.loads(proc.stdout))
     proc = run_cli(["ray", "job", "raysubmit_nope", "--address", head.dashboard_url], env=env)
     assert proc.returncode == 2
     assert proc.stderr.strip() == "rlfix: error: no Ray job 'raysubmit_nope'; `ray job list` shows the jobs"
+
+
+def _sections(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {section["job"]: section["report"] for section in doc["jobs"]}
+
+
+def test_every_job_names_its_own_cause_first_on_every_face(head: RayHead, run_cli: RunCli) -> None:
+    """Five jobs failed five ways on one cluster: each face names each job's own cause first, at true lines."""
+    assert set(SUBMITTED) >= set(CAUSES), SUBMITTED
+    env = {"HOME": str(head.home)}
+    faces = {
+        "ray logs": ["ray", "logs", str(head.temp_dir), "-f", "json"],
+        "ray cluster": ["ray", "cluster", "--address", head.gcs_address, "-f", "json"],
+    }
+    checked = 0
+    for face, args in faces.items():
+        proc = run_cli(args, env=env)
+        assert proc.returncode == 1, proc.stderr
+        doc = json.loads(proc.stdout)
+        sections = _sections(doc)
+        assert doc["node"] is not None
+        for name, cause in CAUSES.items():
+            report = sections.get(SUBMITTED[name])
+            assert report is not None, (face, name, list(sections))
+            assert report["diagnoses"][0]["id"] == cause, (face, name, [d["id"] for d in report["diagnoses"]])
+            evidence = [(e["source"], e["line"], e["text"]) for e in report["diagnoses"][0]["evidence"]]
+            checked += assert_true_lines(head, evidence)
+    for name, cause in CAUSES.items():
+        proc = run_cli(["ray", "job", SUBMITTED[name], "--address", head.dashboard_url, "-f", "json"], env=env)
+        assert proc.returncode == 1, proc.stderr
+        top = json.loads(proc.stdout)["diagnoses"][0]
+        assert top["id"] == cause, (name, top["id"])
+        checked += assert_true_lines(head, [(e["source"], e["line"], e["text"]) for e in top["evidence"]])
+    # Most evidence quotes a node log (raylet.out, gcs_server.out, a worker's .err): those were compared.
+    assert checked >= len(CAUSES), checked
+
+
+def test_one_job_and_a_time_window(head: RayHead, run_cli: RunCli) -> None:
+    env = {"HOME": str(head.home)}
+    job = SUBMITTED["sigkill"]
+    proc = run_cli(["ray", "logs", str(head.temp_dir), "--job", job, "-f", "json"], env=env)
+    assert proc.returncode == 1, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert [s["job"] for s in doc["jobs"]] == [job] and doc["node"] is None
+    proc = run_cli(["ray", "logs", str(head.temp_dir), "--since", "2000-01-01", "--until", "2000-01-02"], env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("rlfix: Ray session: 0 jobs, 0 failed")
+    proc = run_cli(["ray", "logs", str(head.temp_dir), "--job", "raysubmit_nope"], env=env)
+    assert proc.returncode == 2 and "no job 'raysubmit_nope'" in proc.stderr
+    proc = run_cli(["ray", "job", "--last-failed", "--address", head.dashboard_url, "-f", "json"], env=env)
+    assert proc.returncode == 1, proc.stderr
+    assert json.loads(proc.stdout)["diagnoses"][0]["id"] == CAUSES[max(SUBMITTED, key=_order)]
+
+
+def _order(name: str) -> int:
+    return list(SUBMITTED).index(name)

@@ -135,3 +135,140 @@ def test_resolve_accepts_temp_root_session_and_logs(tmp_path: Path) -> None:
         assert resolve_logs_dir(given).resolve() == logs.resolve()
     with pytest.raises(InputError, match="no such directory"):
         resolve_logs_dir(tmp_path / "nope")
+
+
+# --- jobs of a session: one section each ---------------------------------------------------
+# Lines as Ray 2.60 wrote them on a local head (gcs_job_manager.cc, gcs_worker_manager.cc,
+# node_manager.cc, job_supervisor.py, the JOBS events of the dashboard's job manager).
+
+GCS = """\
+[2026-11-23 18:41:44,941 I 29493 29493] (gcs_server) gcs_job_manager.cc:115: Registering job. job_id=01000000 driver_pid=29865
+[2026-11-23 18:43:07,902 I 29493 29493] (gcs_server) gcs_job_manager.cc:115: Registering job. job_id=02000000 driver_pid=31053
+[2026-11-23 18:43:23,679 I 29493 29493] (gcs_server) gcs_job_manager.cc:156: Marking job as finished. job_id=02000000
+[2026-11-23 18:43:42,514 I 29493 29493] (gcs_server) gcs_job_manager.cc:115: Registering job. job_id=04000000 driver_pid=31455
+[2026-11-23 18:43:48,768 W 29493 29493] (gcs_server) gcs_worker_manager.cc:70: Reporting worker exit, worker id = 7933049bcf58bc556e912f2df74d4a5ea56f64c1d304ab0f73ae7a2c, node id = 8b7c6e87578b0c8b18722f7e8fe1d8942828a9173f8cd77a1b216951, address = 192.0.2.2, exit_type = SYSTEM_ERROR, exit_detail = Worker unexpectedly exits with a connection error code 2. End of file.
+[2026-11-23 18:43:49,417 I 29493 29493] (gcs_server) gcs_job_manager.cc:156: Marking job as finished. job_id=04000000
+"""
+RAYLET = """\
+[2026-11-23 18:41:23,127 I 29805 29805] (raylet) store_runner.cc:50: Allowing the Plasma store to use up to 7.42324GB of memory.
+[2026-11-23 18:43:08,104 W 29805 29805] (raylet) main.cc:985: The lease with ID 0000000002000000ffffffffffffffffffffffffffffffffffffffffffffffff cannot be scheduled right now. It requires {CPU: 1, GPU: 1} for placement, however the cluster currently cannot provide the requested resources. The required resources may be added as autoscaling takes place or placement groups are scheduled. Otherwise, consider reducing the resource requirements of the lease.
+[2026-11-23 18:44:25,981 E 29805 29805] (raylet) node_manager.cc:3517: 1 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at node (ID: 8b7c6e87578b0c8b18722f7e8fe1d8942828a9173f8cd77a1b216951, IP: 192.0.2.2) over the last time period.
+"""
+EVENTS = (
+    '{"source_type": "JOBS", "message": "Started a ray job raysubmit_aEkz.", "timestamp": "%d"}\n'
+    '{"source_type": "JOBS", "message": "Completed a ray job raysubmit_aEkz with a status FAILED. '
+    'Job entrypoint command failed with exit code 1", "timestamp": "%d"}\n'
+)
+SUPERVISOR = (
+    "2026-11-23 18:43:07,006\tINFO job_supervisor.py:375 -- Submitting job with RAY_ADDRESS = 192.0.2.2:41093 "
+    "job_id=01000000 worker_id=cde809e435575ee665aec4c6a741d53fb18f9c3fc154e98acd455246\n"
+)
+WID = "7933049bcf58bc556e912f2df74d4a5ea56f64c1d304ab0f73ae7a2c"
+
+
+def _jobs_session(tmp_path: Path) -> Path:
+    from datetime import datetime
+
+    logs = tmp_path / "logs"
+    (logs / "events").mkdir(parents=True)
+    (logs / "jobs").mkdir()
+    (logs / "gcs_server.out").write_text(GCS)
+    (logs / "raylet.out").write_text(RAYLET)
+    start = datetime(2026, 11, 23, 18, 43, 5).timestamp()
+    (logs / "events" / "event_JOBS.log").write_text(EVENTS % (start, start + 19))
+    (logs / "jobs" / "supervisor-raysubmit_aEkz.log").write_text(SUPERVISOR)
+    (logs / "job-driver-raysubmit_aEkz.log").write_text("waiting for a GPU task on a CPU-only cluster\n")
+    (logs / f"worker-{WID}-04000000-31513.out").write_text(
+        ":job_id:04000000\n:actor_name:Learner\ntrain step 4 loss=0.4000\ntrain step 5 loss=0.3333\n"
+    )
+    (logs / f"worker-{WID}-04000000-31513.err").write_text(":job_id:04000000\n:actor_name:Learner\n")
+    return logs
+
+
+def test_jobs_and_windows_come_from_rays_own_files(tmp_path: Path) -> None:
+    from rlfix.integrations.ray_jobs import session_jobs
+
+    spans = {s.key: s for s in session_jobs(_jobs_session(tmp_path))}
+    # 01000000 is the dashboard's own job (its actors supervise submissions): no section of its own.
+    assert set(spans) == {"raysubmit_aEkz", "04000000"}
+    sub = spans["raysubmit_aEkz"]
+    assert sub.job_id == "02000000" and sub.status == "FAILED"  # registered inside the submission's window
+    assert sub.window() == ("2026-11-23 18:43:05", "2026-11-23 18:43:36")  # end + 1 s + 10 s after, rounded out
+    assert spans["04000000"].submission_id is None
+
+
+def test_each_job_reads_its_window_of_the_shared_logs_and_the_node_the_rest(tmp_path: Path) -> None:
+    from rlfix.integrations.ray import diagnose_session_jobs
+
+    reports = diagnose_session_jobs(_jobs_session(tmp_path))
+    gpu = reports.get("raysubmit_aEkz")
+    assert gpu is not None and gpu.top is not None and gpu.top.id == "ray-unschedulable"
+    assert (gpu.top.first.source, gpu.top.first.line) == ("raylet.out", 2)  # the file's own line number
+    actor = reports.get("04000000")
+    assert actor is not None and actor.top is not None and actor.top.id == "ray-actor-died"
+    assert "ray-unschedulable" not in actor.ids and "ray-oom-killer" not in actor.ids
+    # Its last words: Ray's exit type, the actor class from Ray's marker, its own last lines.
+    dead = actor.top.details.dead
+    assert len(dead) == 1 and dead[0].actor == "Learner" and dead[0].pid == 31513
+    assert dead[0].exit_type == "SYSTEM_ERROR"
+    assert dead[0].last_lines[-1] == (f"worker-{WID}-04000000-31513.out", 4, "train step 5 loss=0.3333")
+    # The OOM summary came after every job ended: the node's, not a job's.
+    assert reports.node is not None and reports.node.report.top is not None
+    assert reports.node.report.top.id == "ray-oom-killer"
+    assert reports.exit_code == 1
+
+
+def test_job_reports_render_in_every_format(tmp_path: Path) -> None:
+    import json
+
+    from rlfix.integrations.ray import diagnose_session_jobs
+
+    reports = diagnose_session_jobs(_jobs_session(tmp_path), job="02000000")
+    assert [s.job for s in reports.sections] == ["raysubmit_aEkz"] and reports.node is None
+    text = reports.render("text")
+    assert text.startswith("rlfix: Ray session: 1 jobs, 1 failed")
+    assert "=== job raysubmit_aEkz (job 02000000): FAILED, 2026-11-23 18:43:05 to 18:43:36 ===" in text
+    assert "## job raysubmit" in reports.render("markdown")
+    doc = json.loads(reports.render("json"))
+    assert doc["jobs"][0]["report"]["diagnoses"][0]["id"] == "ray-unschedulable"
+    assert doc["fleet"]["groups"][0]["cause"] == "ray-unschedulable"
+    page = reports.render("html")
+    assert page.count("<script>") >= 2 and "script-src " in page and page.count("sha256-") >= 2
+    assert "ray-unschedulable" in repr(reports)
+    with pytest.raises(Exception, match="no job 'nope'"):
+        diagnose_session_jobs(_jobs_session(tmp_path / "again"), job="nope")
+
+
+def test_window_filter_keeps_line_numbers_and_its_complement() -> None:
+    raw = RAYLET.encode()
+    inside = Since(io.BytesIO(raw), windows=(("2026-11-23 18:43:05", "2026-11-23 18:43:30"),)).read()
+    outside = Since(io.BytesIO(raw), windows=(("2026-11-23 18:43:05", "2026-11-23 18:43:30"),), outside=True).read()
+    assert inside.split(b"\n")[1].startswith(b"[2026-11-23 18:43:08") and not inside.split(b"\n")[0]
+    assert not outside.split(b"\n")[1] and outside.split(b"\n")[2].startswith(b"[2026-11-23 18:44:25")
+
+
+def test_alert_on_rays_wrapper_line_waits_for_the_real_line() -> None:
+    from rlfix.integrations.ray_watch import Alerter
+
+    now = [0.0]
+    alerts: list[tuple[str, str]] = []
+    triage: Triage
+    alerter = Alerter(Triage().kb, lambda ev, sig: alerts.append((sig, ev.text)), clock=lambda: now[0])
+    triage = Triage(alerter.kb, on_new=alerter.callback(lambda: triage))
+    for line in (
+        "Traceback (most recent call last):",
+        '  File "/home/user/exception.py", line 31, in <module>',
+        "    ray.get(RewardWorker.remote().score.remote([0.0] * 7))",
+        "ray.exceptions.RayTaskError(ValueError): ray::RewardWorker.score() (pid=31375, ip=192.0.2.2)",
+        '  File "/home/user/exception.py", line 27, in score',
+    ):
+        triage.feed(line, "driver")
+    alerter.tick()
+    assert alerts == []  # within the grace period
+    triage.feed("ValueError: reward shape mismatch: got 7 scores for 8 prompts", "driver")
+    now[0] = 5.0
+    alerter.tick()
+    assert alerts == [("python-exception", "ValueError: reward shape mismatch: got 7 scores for 8 prompts")]
+    triage.feed("ValueError: reward shape mismatch again", "driver")
+    alerter.tick(force=True)
+    assert len(alerts) == 1  # once per root cause

@@ -20,45 +20,67 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Literal
 
 from rlfix.alerts import Alert
 from rlfix.core import Triage
-from rlfix.details import NodeScan
 from rlfix.errors import InputError, UsageError
+from rlfix.fleet.sections import NODE, JobReports, JobSection
 from rlfix.integrations.ray_connect import DEFAULT_TIMEOUT, bounded, ray_boundary, require_gcs
-from rlfix.integrations.ray_logs import feed_session_logs, resolve_logs_dir, since_text
-from rlfix.integrations.ray_scan import scan_into, with_nodes
+from rlfix.integrations.ray_dead import DEATHS, dead_in_folder, dead_live, with_last_words
+from rlfix.integrations.ray_jobs import (
+    JobSpan,
+    Ownership,
+    api_jobs,
+    clip,
+    feed_job,
+    feed_node,
+    folder_files,
+    merge,
+    select,
+    session_jobs,
+)
+from rlfix.integrations.ray_logs import LogFile, feed_session_logs, resolve_logs_dir, since_text
+from rlfix.integrations.ray_scan import (
+    SCAN_TIMEOUT,
+    JobScope,
+    merge_lines,
+    on_every_node,
+    scan_into,
+    scan_jobs_this_node,
+    with_nodes,
+)
 from rlfix.integrations.ray_state import (
+    MAX_REMOTE_LINES,
+    alive_nodes,
     dashboard_url,
     feed_cluster_logs,
     feed_node_log,
     feed_state,
+    list_node_logs,
     need_ray,
+    node_log_lines,
     reachable,
 )
+from rlfix.integrations.ray_watch import Alerter, Fetch, NodeTail
 from rlfix.kb.load import KnowledgeBase, load_knowledge
-from rlfix.model import Evidence
 from rlfix.report import Report
 
 __all__ = [
     "diagnose_cluster",
+    "diagnose_cluster_jobs",
     "diagnose_exception",
     "diagnose_job",
     "diagnose_on_failure",
+    "diagnose_session_jobs",
     "diagnose_session_logs",
+    "last_failed_job",
     "watch_job",
 ]
 
 OnFailure = Callable[[Report], None]
-
-#: Slack before a job's start (none: a job starting right after another must not inherit its kills)
-#: and after its end (teardown) when
-#: deciding which worker exits and cluster-wide log lines belong to it.
-_BEFORE_START_MS = 0
-_AFTER_END_MS = 10_000
-
 
 # --- jobs ------------------------------------------------------------------------------
 
@@ -112,21 +134,37 @@ def _feed_driver_log(triage: Triage, url: str, client: Any, info: Any) -> bool:
     return bool(text)
 
 
-def _feed_worker_side(triage: Triage, url: str, info: Any, *, logs: bool = True) -> None:
-    """State API records and node logs for this job (worker files filtered by the job's id)."""
-    since = getattr(info, "start_time", None)
-    until = getattr(info, "end_time", None)
-    feed_state(
-        triage,
-        url,
-        job_id=info.job_id,
-        since_ms=since - _BEFORE_START_MS if since else None,
-        until_ms=until + _AFTER_END_MS if until else None,
-    )
-    if logs:
-        cut = since_text((since - _BEFORE_START_MS) / 1000) if since else None
-        end = since_text((until + _AFTER_END_MS) / 1000) if since and until else None
-        feed_cluster_logs(triage, url, job_id=info.job_id, submission_id=info.submission_id, since=cut, until=end)
+def _span_of(client: Any, info: Any) -> JobSpan:
+    """The job's window: from its start to its end plus `ray_jobs.AFTER_END_S`, cut at the next job's start."""
+    key = info.submission_id or info.job_id
+    try:
+        spans = api_jobs(client.list_jobs())
+    except Exception:  # an old Jobs API: the job alone still has its window
+        spans = api_jobs([info])
+    return next((s for s in spans if s.key == key), api_jobs([info])[0])
+
+
+def _feed_worker_side(triage: Triage, url: str, info: Any, span: JobSpan, *, logs: bool = True) -> None:
+    """State API records and node logs for this job: worker files by the job's id, shared logs by its window.
+
+    A job that failed before its driver started has no job id: it owns no worker or actor, so only
+    its driver log and the shared logs (runtime_env setup, raylet, GCS) in its window are read.
+    """
+    window = span.window()
+    if info.job_id:
+        until_ms = int(span.until * 1000) if span.until is not None else None
+        feed_state(
+            triage,
+            url,
+            job_id=info.job_id,
+            since_ms=int(span.start * 1000) if span.start is not None else None,
+            until_ms=until_ms,
+            kinds=("actors", "workers"),
+        )
+    if logs and window is not None:
+        feed_cluster_logs(
+            triage, url, job_id=info.job_id, submission_id=info.submission_id, since=window[0], until=window[1]
+        )
 
 
 @ray_boundary("Ray job")
@@ -151,8 +189,36 @@ def diagnose_job(
     triage = Triage(kb)
     read = _feed_driver_log(triage, url, client, info)
     _feed_status(triage, info, read)
-    _feed_worker_side(triage, url, info)
-    return triage.report()
+    _feed_worker_side(triage, url, info, _span_of(client, info))
+    return _last_words_live(triage, url, info.job_id)
+
+
+def _last_words_live(triage: Triage, url: str, job_id: str | None) -> Report:
+    """The report, with the job's dead workers' last words on its death and OOM-kill diagnoses."""
+    report = triage.report()
+    if not job_id or not any(d.id in DEATHS for top in report.diagnoses for d in (top, *top.folded)):
+        return report
+
+    def fetch(node_id: str, name: str | None) -> list[str]:
+        return list_node_logs(url, node_id) if name is None else node_log_lines(url, node_id, name)
+
+    try:
+        dead = dead_live(url, job_id, fetch, alive_nodes(url))
+    except Exception as exc:  # the last words are extra: their failure must not cost the diagnosis
+        logging.getLogger(__name__).debug("last words of job %s: %s", job_id, exc)
+        return report
+    return with_last_words(report, dead)
+
+
+@ray_boundary("Ray job")
+def last_failed_job(address: str | None = None, *, connect_timeout: float = DEFAULT_TIMEOUT) -> str:
+    """The submission id (else job id) of the job that failed last on the cluster; `UsageError` if none did."""
+    url = dashboard_url(address, connect_timeout)
+    client = _client(url, connect_timeout)
+    failed = [s for s in api_jobs(bounded(client.list_jobs, connect_timeout, "Ray job list")) if s.status == "FAILED"]
+    if not failed:
+        raise UsageError(f"no failed Ray job at {url}")
+    return max(failed, key=lambda s: s.end or s.start or 0.0).key
 
 
 @ray_boundary("Ray job")
@@ -167,38 +233,61 @@ def watch_job(
     timeout: float | None = None,
     connect_timeout: float = DEFAULT_TIMEOUT,
 ) -> Report:
-    """Follow a running job's driver log until it ends; alert on each new root cause as it appears.
+    """Follow a running job until it ends; alert on each new root cause as it appears.
 
-    `on_alert(evidence, signature_id)` is called the first time each root cause matches, while
-    the job still runs. When the job ends, worker-side evidence (state API, node logs) is
-    added; if it ended FAILED, `on_failure(report)` is called. Returns the final report (or,
-    after `timeout` seconds, the report so far). Each connection step takes at most
-    `connect_timeout` seconds.
+    The driver log is streamed; every `poll` seconds the job's worker files and each node's
+    `raylet.out` (from the job's start) are read too (`ray_watch.NodeTail`, bounded), so a
+    memory-monitor kill or an actor's traceback alerts before the driver notices.
+    `on_alert(evidence, signature_id)` is called once per root cause, on the real line: one
+    raised on Ray's wrapper line waits `ray_watch.WRAPPER_GRACE` seconds for it. When the job
+    ends, worker-side evidence (state API, node logs) is added; if it ended FAILED,
+    `on_failure(report)` is called. Returns the final report (or, after `timeout` seconds, the
+    report so far). Each connection step takes at most `connect_timeout` seconds.
     """
     url = dashboard_url(address, connect_timeout)
     client = _client(url, connect_timeout)
     info = _job_info(client, job_id, connect_timeout)
     kb_obj = kb if kb is not None else load_knowledge()
-
-    def alert(evidence: Evidence, sig_id: str) -> None:
-        sig = kb_obj.get(sig_id)
-        if on_alert is not None and sig is not None and sig.is_root:
-            on_alert(evidence, sig_id)
-
-    triage = Triage(kb_obj, on_new=alert)
+    alerter = Alerter(kb_obj, on_alert)
+    triage = Triage(kb_obj, on_new=alerter.callback(lambda: triage))
+    live = Triage(kb_obj, on_new=alerter.callback(lambda: live))
+    start = getattr(info, "start_time", None)
+    tail = NodeTail(live, _fetcher(url), since=since_text(start / 1000) if start else None)
     deadline = time.monotonic() + timeout if timeout is not None else None
     source = f"job-driver-{info.submission_id or job_id}.log"
-    followed = _follow(client, job_id, triage, source, deadline)
+    followed = _follow(
+        client, job_id, triage, source, deadline, lambda: _poll_nodes(client, url, job_id, tail, alerter), poll
+    )
     info = _wait_terminal(client, job_id, poll, deadline)
     if not followed:
         _feed_driver_log(triage, url, client, info)
     _feed_status(triage, info, True)
     if _is_terminal(info):
-        _feed_worker_side(triage, url, info)
-    report = triage.report()
+        _feed_worker_side(triage, url, info, _span_of(client, info))
+    alerter.tick(force=True)
+    report = _last_words_live(triage, url, info.job_id)
     if on_failure is not None and str(info.status) in ("FAILED", "JobStatus.FAILED"):
         on_failure(report)
     return report
+
+
+def _fetcher(url: str) -> Fetch:
+    def fetch(node_id: str, name: str | None, lines: int | None) -> list[str]:
+        if name is None:
+            return list_node_logs(url, node_id)
+        return node_log_lines(url, node_id, name, lines or MAX_REMOTE_LINES)
+
+    return fetch
+
+
+def _poll_nodes(client: Any, url: str, job_id: str, tail: NodeTail, alerter: Alerter) -> None:
+    """One round of the live node tail; a failing round is skipped (the final report reads it all)."""
+    try:
+        hex_id = _job_info(client, job_id).job_id
+        tail.poll(alive_nodes(url), hex_id)
+    except Exception as exc:
+        logging.getLogger(__name__).debug("live tail of job %s: %s", job_id, exc)
+    alerter.tick()
 
 
 def _is_terminal(info: Any) -> bool:
@@ -206,8 +295,19 @@ def _is_terminal(info: Any) -> bool:
     return bool(status.is_terminal()) if hasattr(status, "is_terminal") else str(status) in ("FAILED", "SUCCEEDED")
 
 
-def _follow(client: Any, job_id: str, triage: Triage, source: str, deadline: float | None) -> bool:
-    """Feed the driver log line by line as it is written; False if following failed before any line."""
+def _follow(
+    client: Any,
+    job_id: str,
+    triage: Triage,
+    source: str,
+    deadline: float | None,
+    tick: Callable[[], None] | None = None,
+    poll: float = 2.0,
+) -> bool:
+    """Feed the driver log line by line as it is written, and `tick()` every `poll` seconds meanwhile.
+
+    Returns False if following failed before any line.
+    """
     got_any = False
 
     async def tail() -> None:
@@ -224,20 +324,41 @@ def _follow(client: Any, job_id: str, triage: Triage, source: str, deadline: flo
         if carry:
             triage.feed(carry, source)
 
+    async def both() -> None:
+        ticking = asyncio.ensure_future(_ticker(tick, poll)) if tick is not None else None
+        try:
+            await tail()
+        finally:
+            if ticking is not None:
+                ticking.cancel()
+
     remaining = None if deadline is None else max(0.1, deadline - time.monotonic())
+    try:
+        _run_quietly(both(), remaining)
+    except (RuntimeError, OSError, asyncio.TimeoutError) as exc:
+        # The connection closed before the job ended: the final status still comes from polling.
+        if not got_any:
+            logging.getLogger(__name__).debug("following %s failed: %s", job_id, exc)
+    return got_any
+
+
+def _run_quietly(main: Any, timeout: float | None) -> None:
     # Ray's SDK logs "WebSocket closed ..." at INFO on every normal end; it is not news to a user.
     sdk_log = logging.getLogger("ray.dashboard.modules.job.sdk")
     level = sdk_log.level
     sdk_log.setLevel(max(level, logging.WARNING))
     try:
-        asyncio.run(asyncio.wait_for(tail(), remaining))
-    except (RuntimeError, OSError, asyncio.TimeoutError) as exc:
-        # The connection closed before the job ended: the final status still comes from polling.
-        if not got_any:
-            logging.getLogger(__name__).debug("following %s failed: %s", job_id, exc)
+        asyncio.run(asyncio.wait_for(main, timeout))
     finally:
         sdk_log.setLevel(level)
-    return got_any
+
+
+async def _ticker(tick: Callable[[], None], poll: float) -> None:
+    # In the loop's own thread (it blocks the driver tail for one round of HTTP requests): the
+    # triages are fed and read from one thread only.
+    while True:
+        await asyncio.sleep(poll)
+        tick()
 
 
 def _wait_terminal(client: Any, job_id: str, poll: float, deadline: float | None) -> Any:
@@ -277,6 +398,85 @@ def diagnose_session_logs(
         else:
             feed_state(triage, url)
     return triage.report()
+
+
+@ray_boundary("Ray")
+def diagnose_session_jobs(
+    directory: str | os.PathLike[str] | None = None,
+    kb: KnowledgeBase | None = None,
+    *,
+    address: str | None = None,
+    job: str | None = None,
+    since: float | None = None,
+    until: float | None = None,
+    connect_timeout: float = DEFAULT_TIMEOUT,
+) -> JobReports:
+    """Diagnose each job of a Ray session's logs folder on its own: one report per job, plus the node's.
+
+    Jobs and their time windows come from the folder (`ray_jobs.session_jobs`) and, when
+    `address` is given or the session's cluster is still up, from the Jobs API. Each job's
+    report reads its own files and the shared node logs inside its window; the last section
+    holds what belongs to no job. `job` (a submission id or job id) keeps one job, `since` /
+    `until` (epoch seconds) the jobs that ran then. Raises `UsageError` for an unknown `job`.
+    """
+    logs = resolve_logs_dir(directory)
+    kb_obj = kb if kb is not None else load_knowledge()
+    errors: list[str] = []
+    spans = session_jobs(logs)
+    url = None
+    state_address = address or (_live_cluster(logs) if directory is None else None)
+    if state_address:
+        try:
+            url = dashboard_url(state_address, connect_timeout)
+            spans = merge(api_jobs(_client(url, connect_timeout).list_jobs()), spans)
+        except Exception as exc:  # the folder alone still says which job is which
+            errors.append(f"Ray Jobs API at {state_address}: {str(exc).strip().splitlines()[0][:300]}")
+    chosen = _chosen(spans, job, since, until, str(logs))
+    files = folder_files(logs)
+    owners = Ownership.of(files)
+    sections = [_folder_section(logs, files, owners, span, kb_obj, url) for span in chosen]
+    node = None
+    if job is None:
+        triage = Triage(kb_obj)
+        feed_node(triage, logs, files, owners, spans, since, until)
+        if url:
+            feed_state(triage, url, kinds=("nodes",))
+        node = JobSection(NODE, _NODE_HEADING, triage.report())
+    return JobReports(tuple(sections), node, title="rlfix: Ray session", errors=tuple(errors))
+
+
+_NODE_HEADING = "findings of no job (node logs outside every job's time)"
+
+
+def _chosen(
+    spans: list[JobSpan], job: str | None, since: float | None, until: float | None, where: str
+) -> list[JobSpan]:
+    chosen = select(spans, job, since, until)
+    if job is not None and not chosen:
+        known = ", ".join(s.key for s in spans[:10]) or "none"
+        raise UsageError(f"no job {job!r} in {where} (jobs: {known})")
+    return chosen
+
+
+def _heading(span: JobSpan) -> str:
+    window = span.window()
+    when = f", {window[0]} to {(window[1] or 'now')[11:]}" if window else ""
+    return f"job {span.label}" + (f": {span.status}" if span.status else "") + when
+
+
+def _folder_section(
+    logs: Path, files: list[LogFile], owners: Ownership, span: JobSpan, kb: KnowledgeBase, url: str | None
+) -> JobSection:
+    """One job of a logs folder: its files, its window of the shared logs, its dead actors and workers."""
+    triage = Triage(kb)
+    feed_job(triage, logs, files, owners, span)
+    if url and span.job_id:
+        workers = frozenset(w for w, j in owners.workers.items() if j == span.job_id)
+        feed_state(triage, url, job_id=span.job_id, worker_ids=workers, kinds=("actors", "workers"))
+    report = triage.report()
+    if span.job_id:
+        report = with_last_words(report, dead_in_folder(logs, span.job_id))
+    return JobSection(span.key, _heading(span), report, span.to_dict())
 
 
 def _live_cluster(logs: os.PathLike[str]) -> str | None:
@@ -358,6 +558,82 @@ def diagnose_cluster(
             ray.shutdown()
 
 
+@ray_boundary("Ray cluster")
+def diagnose_cluster_jobs(
+    address: str | None = None,
+    kb: KnowledgeBase | None = None,
+    *,
+    job: str | None = None,
+    since: float | None = None,
+    until: float | None = None,
+    state: bool = True,
+    connect_timeout: float = DEFAULT_TIMEOUT,
+) -> JobReports:
+    """Scan every alive node, there, one job at a time: one report per job, plus the nodes' own findings.
+
+    As `diagnose_cluster`, but each node splits its logs by job (`ray_jobs`), with the jobs the
+    Jobs API knows and those its files name, and sends back bounded evidence per job. `job`,
+    `since` and `until` filter the jobs as in `diagnose_session_jobs`.
+    """
+    ray = need_ray()
+    connected_here = _connect(address, connect_timeout)
+    try:
+        kb_obj = kb if kb is not None else load_knowledge()
+        url = _state_url() if state else None
+        errors: list[str] = []
+        spans: list[JobSpan] = []
+        if url:
+            try:
+                spans = api_jobs(_client(url, connect_timeout).list_jobs())
+            except Exception as exc:
+                errors.append(f"Ray Jobs API at {url}: {str(exc).strip().splitlines()[0][:300]}")
+        scope = JobScope(tuple(spans), job, since, until, node=job is None)
+        gathered = _gather_jobs(kb_obj, scope, errors)
+        return _job_reports(gathered, kb_obj, url, job, errors)
+    finally:
+        if connected_here:
+            ray.shutdown()
+
+
+def _gather_jobs(kb: KnowledgeBase, scope: JobScope, errors: list[str]) -> dict[str, tuple[JobSpan, Triage]]:
+    """Every node's per-job evidence merged into one `Triage` per job (key `node` for the nodes' own)."""
+    out: dict[str, tuple[JobSpan, Triage]] = {}
+    for result in on_every_node(scan_jobs_this_node, (kb, scope), errors.append, SCAN_TIMEOUT):
+        parts = [(span, part) for span, part in result["jobs"]]
+        if result["node"] is not None:
+            parts.append((JobSpan(), result["node"]))
+        for span, part in parts:
+            key = span.key if span.start is not None or span.job_id or span.submission_id else NODE
+            _, triage = out.setdefault(key, (span, Triage(kb)))
+            merge_lines(triage, result["ip"], part)
+    return out
+
+
+def _job_reports(
+    gathered: dict[str, tuple[JobSpan, Triage]], kb: KnowledgeBase, url: str | None, job: str | None, errors: list[str]
+) -> JobReports:
+    import ray
+
+    sections = []
+    node = None
+    # This process's own connection registers a job too: it is rlfix, not one of the user's.
+    own = ray.get_runtime_context().get_job_id()
+    spans = clip(span for key, (span, _) in gathered.items() if key != NODE and span.job_id != own)
+    for span in spans:
+        triage = gathered[span.key][1]
+        if url and span.job_id:
+            feed_state(triage, url, job_id=span.job_id, kinds=("actors",))
+        sections.append(JobSection(span.key, _heading(span), triage.report(), span.to_dict()))
+    if job is not None and not sections:
+        raise UsageError(f"no job {job!r} on this cluster (`ray job list` shows the jobs)")
+    if NODE in gathered:
+        triage = gathered[NODE][1]
+        if url:
+            feed_state(triage, url, kinds=("nodes",))
+        node = JobSection(NODE, _NODE_HEADING, triage.report())
+    return JobReports(tuple(sections), node, title="rlfix: Ray cluster", errors=tuple(errors))
+
+
 # --- the driver-side hook ----------------------------------------------------------------
 
 
@@ -386,9 +662,12 @@ def diagnose_exception(
     if not ray.is_initialized():
         return triage.report()
     job_hex = ray.get_runtime_context().get_job_id()
-    nodes: list[NodeScan] = []
     if cluster:
-        nodes = scan_into(triage)
+        # Every node's files of this job, and its shared logs from `since` on: never another job's.
+        scope = JobScope((JobSpan(job_id=job_hex, start=since),), job=job_hex, node=False)
+        for result in on_every_node(scan_jobs_this_node, (triage.kb, scope), triage.add_error, SCAN_TIMEOUT):
+            for _span, part in result["jobs"]:
+                merge_lines(triage, result["ip"], part)
     else:
         node: Any = ray._private.worker.global_worker.node
         logs_dir = node.get_logs_dir_path()
@@ -397,8 +676,7 @@ def diagnose_exception(
         url = _state_url()
         if url:
             feed_state(triage, url, job_id=job_hex, since_ms=int(since * 1000) if since else None)
-    report = triage.report()
-    return with_nodes(report, nodes) if nodes else report
+    return triage.report()
 
 
 class diagnose_on_failure(contextlib.ContextDecorator):

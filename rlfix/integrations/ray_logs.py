@@ -13,6 +13,7 @@ import fnmatch
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -52,7 +53,8 @@ RULES: tuple[Rule, ...] = (
     Rule("job-driver-*.log", "driver", "a submitted job's driver: RayTaskError, ActorDiedError, OutOfMemoryError", 4),
     Rule("python-core-driver-*.log", "core-driver", "the driver's core-worker: lost objects, owner deaths", 5),
     Rule("python-core-worker-*.log", "core-worker", "core-worker C++ log: lost objects, crashes", 5),
-    Rule("runtime_env_setup-*.log", "runtime-env", "runtime environment setup failures", 5),
+    # Written per job id, but the job supervisor's (the dashboard's job) holds every submission's setup.
+    Rule("runtime_env_setup-*.log", "runtime-env-setup", "runtime environment setup failures", 5),
     Rule("raylet.*", "raylet", "rotated raylet log", 6),
     Rule("gcs_server.*", "gcs", "rotated GCS log", 6),
     # Healthy chatter, or copies of what the files above already say.
@@ -96,19 +98,24 @@ def belongs_to_job(name: str, job_id: str | None = None, submission_id: str | No
     """Whether a per-job file (worker or driver log) is one of this job's; shared files always are.
 
     Worker logs are named `worker-<worker id>-<job id hex>-<pid>`, driver logs
-    `job-driver-<submission id>.log`; core-worker logs carry no job id and are left out when a
-    job is named, because on a long-lived cluster most of them belong to other jobs.
+    `job-driver-<submission id>.log`, the driver's core-worker log
+    `python-core-driver-<job id hex>ff…_<pid>.log`; other core-worker logs carry no job id and
+    are left out when a job is named, because on a long-lived cluster most of them belong to
+    other jobs. A submission without a job id (it failed before its driver started) owns no
+    worker file at all: only its driver log and the shared logs.
     """
     if job_id is None and submission_id is None:
         return True
     m = _WORKER_FILE.match(name)
     if m:
-        return job_id is None or m.group(2) == job_id
+        return job_id is not None and m.group(2) == job_id
     m = _DRIVER_FILE.match(name)
     if m:
         # A driver started by hand (`ray.init()` in a script) has no job-driver file of its own.
         return m.group(1) == submission_id
-    return not name.startswith(("python-core-worker-", "python-core-driver-"))
+    if name.startswith("python-core-driver-"):
+        return job_id is not None and name.startswith(f"python-core-driver-{job_id}")
+    return not name.startswith("python-core-worker-")
 
 
 def default_logs_dir() -> Path:
@@ -170,8 +177,11 @@ class _HeadTail:
 
 
 #: Kinds of file shared by every job of a cluster: with `since`, their older lines are dropped.
-SHARED_KINDS = frozenset({"raylet", "gcs", "autoscaler"})
+SHARED_KINDS = frozenset({"raylet", "gcs", "autoscaler", "runtime-env-setup"})
 _STAMP = re.compile(rb"^\[?(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})")
+
+
+Window = tuple[str, "str | None"]
 
 
 class Since:
@@ -181,14 +191,25 @@ class Since:
     memory-monitor kill an hour earlier, or after it ended. Lines without a timestamp follow
     the previous line. A dropped line leaves an empty line in its place, so every line kept
     has its own line number in the file (`raylet.out:214`, not its rank among the kept ones).
+    With `outside`, the lines of none of the `windows` pass instead (the node's own findings,
+    which belong to no job), and lines before the first timestamp pass too.
     """
 
-    def __init__(self, raw: BinaryIO, since: str, until: str | None = None) -> None:
+    def __init__(
+        self,
+        raw: BinaryIO,
+        since: str | None = None,
+        until: str | None = None,
+        *,
+        windows: tuple[Window, ...] = (),
+        outside: bool = False,
+    ) -> None:
         self._raw = raw
-        self._since = since.encode("ascii")
-        self._until = until.encode("ascii") if until else None
+        spans = windows if since is None else ((since, until), *windows)
+        self._windows = tuple((a.encode("ascii"), b.encode("ascii") if b else None) for a, b in spans)
+        self._outside = outside
         self._carry = b""
-        self._keep = False
+        self._keep = outside
 
     def read(self, n: int = -1) -> bytes:
         while True:
@@ -208,7 +229,8 @@ class Since:
             m = _STAMP.match(line)
             if m:
                 stamp = m.group(1)
-                self._keep = stamp >= self._since and (self._until is None or stamp <= self._until)
+                inside = any(stamp >= a and (b is None or stamp <= b) for a, b in self._windows)
+                self._keep = inside != self._outside
             kept.append(line if self._keep else b"\n" * line.endswith(b"\n"))
         return b"".join(kept)
 
@@ -218,19 +240,44 @@ def since_text(epoch_seconds: float) -> str:
     return datetime.fromtimestamp(epoch_seconds).strftime("%Y-%m-%d %H:%M:%S")
 
 
+#: Wraps the stream of a shared (cluster-wide) log: a `Since` over it, or the stream as is.
+Cut = Callable[[BinaryIO], BinaryIO]
+
+
+def time_cut(
+    since: str | None, until: str | None = None, *, windows: tuple[Window, ...] = (), outside: bool = False
+) -> Cut | None:
+    """The `Cut` passing the lines of shared logs inside `since`..`until` or `windows` (or outside them all)."""
+    if since is None and not windows and not outside:
+        return None
+    return lambda raw: Since(raw, since, until, windows=windows, outside=outside)  # type: ignore[return-value]
+
+
 def feed_log_file(
-    triage: Triage, log: LogFile, source: str, max_bytes: int = MAX_FILE_BYTES, since: str | None = None
+    triage: Triage,
+    log: LogFile,
+    source: str,
+    max_bytes: int = MAX_FILE_BYTES,
+    since: str | None = None,
+    *,
+    cut: Cut | None = None,
+    cut_all: bool = False,
 ) -> None:
-    """Stream one file into `triage` under `source`; huge files are read at head and tail only."""
+    """Stream one file into `triage` under `source`; huge files are read at head and tail only.
+
+    Shared logs (raylet, GCS, autoscaler, runtime_env setup) are read through `cut`, or from
+    `since`; every file is, with `cut_all`.
+    """
+    cut = cut or time_cut(since)
     for item in expand([log.path]):
         if isinstance(item, Problem):
             if not item.skipped:
                 triage.add_error(f"{source}: {item.message}")
             return
-        _feed_bounded(triage, item, source, max_bytes, since if log.rule.kind in SHARED_KINDS else None)
+        _feed_bounded(triage, item, source, max_bytes, cut if cut_all or log.rule.kind in SHARED_KINDS else None)
 
 
-def _feed_bounded(triage: Triage, item: Input, source: str, max_bytes: int, since: str | None) -> None:
+def _feed_bounded(triage: Triage, item: Input, source: str, max_bytes: int, cut: Cut | None) -> None:
     assert item.path is not None
     try:
         size = item.path.stat().st_size
@@ -244,9 +291,9 @@ def _feed_bounded(triage: Triage, item: Input, source: str, max_bytes: int, sinc
             head = max_bytes // 4
             name = f"{source} (first {head >> 20} MiB and last {(max_bytes - head) >> 20} MiB of {size >> 20} MiB)"
             part: BinaryIO = _HeadTail(stream, size, head, max_bytes - head)  # type: ignore[assignment]
-            triage.feed_stream(Since(part, since) if since else part, name)  # type: ignore[arg-type]
+            triage.feed_stream(cut(part) if cut else part, name)
         else:
-            triage.feed_stream(Since(stream, since) if since else stream, source)  # type: ignore[arg-type]
+            triage.feed_stream(cut(stream) if cut else stream, source)  # type: ignore[arg-type]
     except (OSError, EOFError) as exc:
         triage.add_error(f"{source}: read failed: {exc}")
     finally:
@@ -262,17 +309,22 @@ def feed_session_logs(
     submission_id: str | None = None,
     max_bytes: int = MAX_FILE_BYTES,
     since: str | None = None,
+    cut: Cut | None = None,
+    keep: Callable[[LogFile], bool] | None = None,
+    cut_all: bool = False,
 ) -> list[LogFile]:
     """Feed the signal-carrying files of a logs folder to `triage`; return the files read.
 
     Sources are named by their path relative to the folder, after `prefix` (e.g. `10.0.0.3:`).
-    With `since` (see `since_text`), lines of the cluster-wide logs older than it are skipped.
+    With `since` (see `since_text`), lines of the cluster-wide logs older than it are skipped;
+    `cut` filters those logs instead (a job's time window; every file's with `cut_all`), and
+    `keep` chooses the files.
     """
     root = Path(directory)
     read: list[LogFile] = []
     for log in session_log_files(root, job_id=job_id, submission_id=submission_id):
-        if not log.rule.scan:
+        if not log.rule.scan or (keep is not None and not keep(log)):
             continue
-        feed_log_file(triage, log, prefix + str(log.path.relative_to(root)), max_bytes, since)
+        feed_log_file(triage, log, prefix + str(log.path.relative_to(root)), max_bytes, since, cut=cut, cut_all=cut_all)
         read.append(log)
     return read

@@ -14,12 +14,14 @@ import dataclasses
 import re
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rlfix.core import Triage
 from rlfix.details import NodeScan
+from rlfix.integrations.ray_jobs import JobSpan
 from rlfix.kb.load import KnowledgeBase
 from rlfix.match.normalize import normalize
 from rlfix.report import Report
@@ -94,29 +96,80 @@ def traceback_context(path: Path, line_no: int) -> list[tuple[int, str]]:
     return [header, *frames]
 
 
-def scan_this_node(kb: KnowledgeBase | None) -> dict[str, Any]:
-    """Run inside a Ray task: triage this node's session logs and return `compact` evidence."""
-    import ray
-
-    from rlfix.integrations.ray_logs import feed_session_logs
-
-    node: Any = ray._private.worker.global_worker.node
-    logs_dir = node.get_logs_dir_path()
-    triage = Triage(kb)
-    feed_session_logs(triage, logs_dir)
+def _compact_with_context(triage: Triage, logs_dir: str) -> dict[str, Any]:
+    """`compact` evidence of a triage over a logs folder, with the traceback lines a fallback needs."""
     out = compact(triage.report())
     fallbacks = {sig.id for sig in triage.kb if sig.fallback}
     for ev in out["lines"]:
         path = Path(logs_dir) / ev["source"]
         if ev["sig"] in fallbacks and path.is_file() and path.stat().st_size <= MAX_CONTEXT_FILE:
             ev["before"] = traceback_context(path, int(ev["line"]))
-    out.update(node_id=ray.get_runtime_context().get_node_id(), ip=node.node_ip_address, logs_dir=logs_dir)
     return out
 
 
-def merge_node(triage: Triage, result: Mapping[str, Any]) -> NodeScan:
-    """Feed one node's compact evidence to `triage` (sources `<ip>:<file>`); return the node's summary."""
-    ip = result["ip"]
+def _node_identity() -> dict[str, Any]:
+    import ray
+
+    node: Any = ray._private.worker.global_worker.node
+    return {
+        "node_id": ray.get_runtime_context().get_node_id(),
+        "ip": node.node_ip_address,
+        "logs_dir": node.get_logs_dir_path(),
+    }
+
+
+def scan_this_node(kb: KnowledgeBase | None) -> dict[str, Any]:
+    """Run inside a Ray task: triage this node's session logs and return `compact` evidence."""
+    from rlfix.integrations.ray_logs import feed_session_logs
+
+    where = _node_identity()
+    triage = Triage(kb)
+    feed_session_logs(triage, where["logs_dir"])
+    out = _compact_with_context(triage, where["logs_dir"])
+    out.update(where)
+    return out
+
+
+@dataclass(frozen=True)
+class JobScope:
+    """What a per-job scan looks for on each node: the jobs known so far, the user's filters, and
+    whether the node's own findings (no job's) are wanted."""
+
+    spans: tuple[JobSpan, ...] = ()
+    job: str | None = None
+    since: float | None = None
+    until: float | None = None
+    node: bool = True
+
+
+def scan_jobs_this_node(kb: KnowledgeBase | None, scope: JobScope) -> dict[str, Any]:
+    """Run inside a Ray task: one `compact` per job of this node's logs (and the node's own), never a log.
+
+    The jobs are those of `scope.spans` (the Jobs API's) and those this node's files name.
+    """
+    from rlfix.integrations.ray_jobs import Ownership, feed_job, feed_node, folder_files, merge, select, session_jobs
+
+    where = _node_identity()
+    logs = Path(where["logs_dir"])
+    spans = merge(scope.spans, session_jobs(logs))
+    chosen = select(spans, scope.job, scope.since, scope.until)
+    files = folder_files(logs)
+    owners = Ownership.of(files)
+    jobs = []
+    for span in chosen:
+        triage = Triage(kb)
+        feed_job(triage, logs, files, owners, span)
+        jobs.append((span, _compact_with_context(triage, str(logs))))
+    node = None
+    if scope.node:
+        triage = Triage(kb)
+        feed_node(triage, logs, files, owners, spans, scope.since, scope.until)
+        node = _compact_with_context(triage, str(logs))
+    return {**where, "jobs": jobs, "node": node}
+
+
+def merge_lines(triage: Triage, ip: str, result: Mapping[str, Any]) -> None:
+    """Feed one node's compact evidence to `triage` under `<ip>:<file>`, with the file's own line numbers."""
     by_source: dict[str, dict[int, str]] = {}
     for ev in result["lines"]:
         lines = by_source.setdefault(str(ev["source"]), {})
@@ -128,6 +181,12 @@ def merge_node(triage: Triage, result: Mapping[str, Any]) -> NodeScan:
             triage.feed(lines[number], f"{ip}:{source}", number=number)
     for err in result["errors"]:
         triage.add_error(f"{ip}: {err}")
+
+
+def merge_node(triage: Triage, result: Mapping[str, Any]) -> NodeScan:
+    """Feed one node's compact evidence to `triage` (sources `<ip>:<file>`); return the node's summary."""
+    ip = result["ip"]
+    merge_lines(triage, ip, result)
     return NodeScan(
         node_id=str(result["node_id"]),
         ip=str(ip),
@@ -150,20 +209,32 @@ def scan_into(triage: Triage, timeout: float = SCAN_TIMEOUT) -> list[NodeScan]:
     Returns one summary per node (sorted by IP); a node whose scan fails or times out is
     recorded as an error of the report.
     """
+    nodes: list[NodeScan] = []
+    for result in on_every_node(scan_this_node, (triage.kb,), triage.add_error, timeout):
+        nodes.append(merge_node(triage, result))
+    return sorted(nodes, key=lambda n: (n.ip, n.node_id))
+
+
+def on_every_node(
+    func: Callable[..., dict[str, Any]], args: tuple[Any, ...], on_error: Callable[[str], None], timeout: float
+) -> Iterator[dict[str, Any]]:
+    """Run `func(*args)` as a zero-CPU task pinned to each alive node; yield each result as it arrives.
+
+    A node whose task fails or does not finish in `timeout` seconds is reported to `on_error`.
+    """
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    scan = ray.remote(num_cpus=0, max_retries=0)(scan_this_node)
-    kb_ref: Any = ray.put(triage.kb)
+    task = ray.remote(num_cpus=0, max_retries=0)(func)
+    refs = [ray.put(a) for a in args]
     list_nodes: Any = ray.nodes
     pending = {}
     for node in list_nodes():
         if not node.get("Alive"):
             continue
         strategy = NodeAffinitySchedulingStrategy(node_id=node["NodeID"], soft=False)
-        ref = scan.options(scheduling_strategy=strategy, name="rlfix-scan").remote(kb_ref)
+        ref = task.options(scheduling_strategy=strategy, name="rlfix-scan").remote(*refs)
         pending[ref] = str(node.get("NodeManagerAddress") or node["NodeID"])
-    nodes: list[NodeScan] = []
     deadline = time.monotonic() + timeout
     remaining = list(pending)
     # Merge each result as it arrives: the driver holds one node's evidence at a time, not all of them.
@@ -172,12 +243,9 @@ def scan_into(triage: Triage, timeout: float = SCAN_TIMEOUT) -> list[NodeScan]:
         if not ready:
             break
         try:
-            result = ray.get(ready[0])
+            yield ray.get(ready[0])
         except Exception as exc:
-            triage.add_error(f"scan on node {pending[ready[0]]} failed: {str(exc).strip().splitlines()[-1][:300]}")
-            continue
-        nodes.append(merge_node(triage, result))
+            on_error(f"scan on node {pending[ready[0]]} failed: {str(exc).strip().splitlines()[-1][:300]}")
     for ref in remaining:
-        triage.add_error(f"scan on node {pending[ref]} did not finish in {timeout:.0f} s")
+        on_error(f"scan on node {pending[ref]} did not finish in {timeout:.0f} s")
         ray.cancel(ref, force=True)
-    return sorted(nodes, key=lambda n: (n.ip, n.node_id))

@@ -94,9 +94,16 @@ def _field(record: Any, name: str) -> Any:
 
 
 def worker_lines(
-    address: str, *, since_ms: int | None = None, until_ms: int | None = None
+    address: str,
+    *,
+    since_ms: int | None = None,
+    until_ms: int | None = None,
+    worker_ids: frozenset[str] | None = None,
 ) -> Iterator[tuple[str, str]]:
-    """(source, line) for each worker that exited unintentionally, optionally within a time window."""
+    """(source, line) for each worker that exited unintentionally, optionally within a time window.
+
+    The state API keeps no job id for a worker: `worker_ids` (a job's, from its file names) narrows them.
+    """
     from ray.util.state import list_workers
 
     workers = list_workers(
@@ -115,6 +122,8 @@ def worker_lines(
         if since_ms is not None and end and end < since_ms:
             continue
         if until_ms is not None and end and end > until_ms:
+            continue
+        if worker_ids is not None and str(_field(w, "worker_id")) not in worker_ids:
             continue
         wid, nid, ip, pid = (_field(w, k) for k in ("worker_id", "node_id", "ip", "pid"))
         detail = str(_field(w, "exit_detail") or "")
@@ -206,14 +215,18 @@ def feed_state(
     job_id: str | None = None,
     since_ms: int | None = None,
     until_ms: int | None = None,
+    worker_ids: frozenset[str] | None = None,
+    kinds: tuple[str, ...] = ("actors", "workers", "nodes"),
 ) -> None:
-    """Feed dead workers, actors and nodes from the state API; a failing call is noted, not raised."""
+    """Feed dead workers, actors and nodes (`kinds`) from the state API; a failing call is noted, not raised."""
     calls: list[tuple[str, Callable[[], Iterator[tuple[str, str]]]]] = [
         ("actors", lambda: actor_lines(address, job_id=job_id)),
-        ("workers", lambda: worker_lines(address, since_ms=since_ms, until_ms=until_ms)),
+        ("workers", lambda: worker_lines(address, since_ms=since_ms, until_ms=until_ms, worker_ids=worker_ids)),
         ("nodes", lambda: node_lines(address)),
     ]
     for what, call in calls:
+        if what not in kinds:
+            continue
         try:
             for source, line in call():
                 triage.feed(line, source)
@@ -257,6 +270,17 @@ def list_node_logs(address: str, node_id: str) -> list[str]:
         raise RuntimeError(body.get("msg", "log listing failed"))
     groups: Mapping[str, list[str]] = body["data"]["result"]
     return sorted({name for names in groups.values() for name in names})
+
+
+def node_log_lines(address: str, node_id: str, filename: str, lines: int = MAX_REMOTE_LINES) -> list[str]:
+    """A node log as lines, from the dashboard: its last `lines` lines (for worker files and live tails)."""
+    import requests
+
+    query = urllib.parse.urlencode({"node_id": node_id, "filename": filename, "lines": lines, "timeout": TIMEOUT})
+    resp = requests.get(f"{address}/api/v0/logs/file?{query}", headers=_auth_headers(), timeout=TIMEOUT)
+    if resp.status_code != 200:
+        raise RuntimeError(f"HTTP {resp.status_code}: {resp.text[:200]}")
+    return resp.content.decode("utf-8", "replace").splitlines()
 
 
 def feed_node_log(

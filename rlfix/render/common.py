@@ -104,6 +104,8 @@ def where_line(report: Report, lang: str = "en") -> str:
     return join(parts, lang)
 
 
+#: Dead workers whose last words a diagnosis shows.
+MAX_DEAD_SHOWN = 3
 #: Values about the traceback's frames, said by the details lines instead.
 FRAME_VALUES = frozenset({"raised_at", "raised_in", "called_from", "calls"})
 
@@ -136,6 +138,13 @@ def details_lines(d: Diagnosis, lang: str = "en") -> list[str]:
         out.append(phrase("collective hang: {text}", lang, text=det.hang.describe(lang)))
     if det.mismatch is not None:
         out.append(phrase("version mismatch: {text}", lang, text=det.mismatch.describe(lang)))
+    for dead in det.dead[:MAX_DEAD_SHOWN]:
+        out.append(phrase("dead worker: {text}", lang, text=dead.describe()))
+        if dead.kernel_oom:
+            out.append(phrase("kernel OOM: {text}", lang, text=dead.kernel_oom))
+        out.extend(
+            phrase("last words ({place}): {text}", lang, place=f"{src}:{n}", text=t) for src, n, t in dead.last_lines
+        )
     if det.similar:
         similar = ", ".join(f"{s.id} ({s.score})" for s in det.similar)
         out.append(phrase("similar known failures: {text}", lang, text=similar))

@@ -1,0 +1,386 @@
+"""Which job each Ray log file and each line of the shared node logs belongs to.
+
+A Ray cluster runs many jobs, and its session folder holds all of them. Ray names a job's own
+files after it: `job-driver-<submission id>.log`, `worker-<worker id>-<job id hex>-<pid>.err|out`,
+`python-core-driver-<job id hex>ff…_<pid>.log`, and `python-core-worker-<worker id>_<pid>.log`
+(its worker id names a `worker-…` file, hence a job). The node logs every job shares
+(`raylet.out`, `gcs_server.out`, `monitor.log`, `runtime_env_setup-*.log`) are split by time: a
+line belongs to the jobs whose window holds its timestamp, and lines in no window are the node's.
+
+A job is a `JobSpan`: a submission id and/or a job id, and its window in epoch seconds. Spans
+come from the Jobs API (`list_jobs`), or, offline, from the files: `gcs_server.out` registers and
+finishes each job id, `events/event_JOBS.log` starts and completes each submission, and a job id
+registered inside a submission's window is that submission's driver. A submission that failed
+before its driver started (a bad runtime_env) has a window and no job id. This module does not
+import Ray.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from rlfix.core import Triage
+from rlfix.integrations.ray_logs import (
+    SHARED_KINDS,
+    Cut,
+    LogFile,
+    Window,
+    feed_session_logs,
+    session_log_files,
+    since_text,
+    time_cut,
+)
+
+#: Seconds after a job ends that its shared-log lines still belong to it (Ray reports a kill or a
+#: dropped lease a moment after the driver exits), unless another job starts sooner.
+AFTER_END_S = 10.0
+
+_REGISTER = re.compile(
+    r"^\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}),(\d{3}).*Registering job\. job_id=(\w+) driver_pid=(\d+)"
+)
+_FINISH = re.compile(r"^\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}),(\d{3}).*Marking job as finished\. job_id=(\w+)")
+_SUPERVISOR_JOB = re.compile(r"\bjob_id=(\w+)")
+_STATUS = re.compile(r"^Completed a ray job (\S+) with a status (\w+)\.\s*(.*)", re.S)
+_WORKER_FILE = re.compile(r"^worker-([0-9a-f]+)-([0-9a-f]+)-(\d+)\.(?:out|err)$")
+_CORE_WORKER = re.compile(r"^python-core-worker-([0-9a-f]+)_\d+\.log$")
+_CORE_DRIVER = re.compile(r"^python-core-driver-([0-9a-f]{8})f*_\d+\.log$")
+_DRIVER_FILE = re.compile(r"^job-driver-(.+)\.log$")
+_STAMP = re.compile(r"^\[?(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})")
+
+
+@dataclass(frozen=True)
+class JobSpan:
+    """One job of a cluster: its ids, when it ran (epoch seconds), and what Ray said of its end."""
+
+    submission_id: str | None = None
+    #: The job id in hex (`02000000`); None when the job never got a driver.
+    job_id: str | None = None
+    start: float | None = None
+    end: float | None = None
+    status: str = ""
+    message: str = ""
+    #: Where its window ends: `end` + `AFTER_END_S`, or the next job's start if that is sooner.
+    until: float | None = None
+
+    @property
+    def key(self) -> str:
+        """The job's name in reports: its submission id, else its job id."""
+        return self.submission_id or self.job_id or "?"
+
+    @property
+    def label(self) -> str:
+        """`raysubmit_… (job 02000000)`, or the one id there is."""
+        if self.submission_id and self.job_id:
+            return f"{self.submission_id} (job {self.job_id})"
+        return self.key
+
+    def window(self) -> Window | None:
+        """The window as `Since` compares times (local "YYYY-MM-DD HH:MM:SS"), None without a start."""
+        if self.start is None:
+            return None
+        until = self.until if self.until is not None else (self.end + AFTER_END_S if self.end else None)
+        # Node logs print times to the millisecond and `Since` compares to the second: round outwards.
+        return since_text(self.start), since_text(until + 1) if until is not None else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The job as JSON: ids, window (ISO local time), Ray's status and message."""
+        window = self.window()
+        return {
+            "job": self.key,
+            "submission_id": self.submission_id,
+            "job_id": self.job_id,
+            "start": window[0] if window else None,
+            "until": window[1] if window else None,
+            "status": self.status,
+            "message": self.message.splitlines()[0] if self.message else "",
+        }
+
+
+def clip(spans: Iterable[JobSpan], after_end: float = AFTER_END_S) -> list[JobSpan]:
+    """Spans by start time, each with `until`: its end plus `after_end`, cut at the next job's start."""
+    ordered = sorted(spans, key=lambda s: (s.start is None, s.start or 0.0, s.key))
+    starts = [s.start for s in ordered if s.start is not None]
+    out = []
+    for span in ordered:
+        until = None
+        if span.end is not None:
+            until = span.end + after_end
+            later = [t for t in starts if span.end <= t < until]
+            until = min([until, *later])
+        out.append(replace(span, until=until))
+    return out
+
+
+# --- spans from the files ----------------------------------------------------------------
+
+
+def _epoch(stamp: str, millis: str = "0") -> float:
+    return datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S").timestamp() + int(millis) / 1000
+
+
+def _lines(path: Path) -> Iterator[str]:
+    try:
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            yield from fh
+    except OSError:
+        return
+
+
+def _driver_jobs(logs: Path) -> dict[str, list[Any]]:
+    """job id -> [registered, finished, driver pid] from the GCS log (rotated copies too)."""
+    found: dict[str, list[Any]] = {}
+    for path in sorted([*logs.glob("gcs_server.out*"), *logs.glob("old/gcs_server.out*")]):
+        for line in _lines(path):
+            if "job_id=" not in line:
+                continue
+            m = _REGISTER.match(line)
+            if m:
+                found[m.group(3)] = [_epoch(m.group(1), m.group(2)), None, int(m.group(4))]
+                continue
+            m = _FINISH.match(line)
+            if m and m.group(3) in found:
+                found[m.group(3)][1] = _epoch(m.group(1), m.group(2))
+    return found
+
+
+def _internal_jobs(logs: Path) -> set[str]:
+    """Job ids of Ray's own drivers: the dashboard's, whose actors supervise submitted jobs."""
+    internal = set()
+    for path in logs.glob("jobs/supervisor-*.log"):
+        for line in _lines(path):
+            internal.update(_SUPERVISOR_JOB.findall(line))
+            break
+    return internal
+
+
+def _submissions(logs: Path) -> dict[str, JobSpan]:
+    """Submissions from `events/event_JOBS.log`, and from their driver logs when no event says more."""
+    subs: dict[str, JobSpan] = {}
+    for line in _lines(logs / "events" / "event_JOBS.log"):
+        try:
+            event = json.loads(line)
+            message, when = str(event["message"]), float(event["timestamp"])
+        except (ValueError, KeyError, TypeError):
+            continue
+        done = _STATUS.match(message)
+        if message.startswith("Started a ray job "):
+            sub = message[len("Started a ray job ") :].rstrip(".")
+            subs[sub] = replace(subs.get(sub, JobSpan(sub)), start=when)
+        elif done:
+            sub = done.group(1)
+            # Events carry whole seconds: the end is within the second after.
+            span = subs.get(sub, JobSpan(sub))
+            subs[sub] = replace(span, end=when + 1, status=done.group(2), message=done.group(3))
+    for path in logs.glob("job-driver-*.log"):
+        sub = _DRIVER_FILE.match(path.name).group(1)  # type: ignore[union-attr]
+        if sub not in subs or subs[sub].start is None:
+            subs[sub] = _span_of_driver_log(path, subs.get(sub, JobSpan(sub)))
+    return subs
+
+
+def _span_of_driver_log(path: Path, span: JobSpan) -> JobSpan:
+    """A submission's window from its driver log: its first timestamp, and the file's last write."""
+    start = None
+    for line in _lines(path):
+        m = _STAMP.match(line)
+        if m:
+            start = _epoch(m.group(1))
+            break
+    try:
+        end = path.stat().st_mtime
+    except OSError:
+        end = None
+    return replace(span, start=start if start is not None else end, end=span.end or end)
+
+
+def session_jobs(logs: str | os.PathLike[str]) -> list[JobSpan]:
+    """Every job of a session's logs folder, with its window (see the module's docstring)."""
+    root = Path(logs)
+    drivers = _driver_jobs(root)
+    internal = _internal_jobs(root)
+    subs = _submissions(root)
+    spans = dict(subs)
+    for job_id, (registered, finished, _pid) in sorted(drivers.items()):
+        if job_id in internal:
+            continue
+        owner = _owner(subs.values(), registered)
+        if owner is not None and spans[owner.key].job_id is None:
+            spans[owner.key] = replace(spans[owner.key], job_id=job_id)
+        else:
+            spans[job_id] = JobSpan(job_id=job_id, start=registered, end=finished)
+    return clip(spans.values())
+
+
+def _owner(subs: Iterable[JobSpan], registered: float) -> JobSpan | None:
+    """The submission whose window holds a driver's registration (the latest started, if several)."""
+    holding = [s for s in subs if s.start is not None and s.start - 1 <= registered <= (s.end or float("inf")) + 1]
+    return max(holding, key=lambda s: s.start or 0.0, default=None)
+
+
+def merge(first: Iterable[JobSpan], second: Iterable[JobSpan]) -> list[JobSpan]:
+    """Spans of `first` (the Jobs API's, say), then those of `second` naming a job `first` does not."""
+    out = {s.key: s for s in first}
+    by_id = {s.job_id: s.key for s in out.values() if s.job_id}
+    for span in second:
+        known = out.get(span.key) or (out.get(by_id[span.job_id]) if span.job_id in by_id else None)
+        if known is None:
+            out[span.key] = span
+        elif known.start is None:
+            # A job named without its times (a driver that knows only its id) takes them from the files.
+            out[known.key] = replace(known, start=span.start, end=known.end or span.end)
+    return clip(out.values())
+
+
+def api_jobs(details: Iterable[Any]) -> list[JobSpan]:
+    """Spans from the Jobs API's `list_jobs()` records (times in ms there)."""
+    spans = []
+    for d in details:
+        start, end = getattr(d, "start_time", None), getattr(d, "end_time", None)
+        status = getattr(d, "status", "")
+        spans.append(
+            JobSpan(
+                submission_id=getattr(d, "submission_id", None),
+                job_id=getattr(d, "job_id", None),
+                start=start / 1000 if start else None,
+                end=end / 1000 if end else None,
+                status=str(getattr(status, "value", status)),
+                message=str(getattr(d, "message", "") or ""),
+            )
+        )
+    return clip(spans)
+
+
+def select(
+    spans: Iterable[JobSpan], job: str | None = None, since: float | None = None, until: float | None = None
+) -> list[JobSpan]:
+    """The spans a user asked for: `job` (submission id or job id), and overlapping `since`..`until`."""
+    out = []
+    for s in spans:
+        if job is not None and job not in (s.submission_id, s.job_id):
+            continue
+        if since is not None and s.until is not None and s.until < since:
+            continue
+        if until is not None and s.start is not None and s.start > until:
+            continue
+        out.append(s)
+    return out
+
+
+# --- files and lines of a job -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Ownership:
+    """Which job owns each per-job file of a logs folder (worker ids are resolved through `worker-…` names)."""
+
+    workers: dict[str, str]
+
+    @classmethod
+    def of(cls, files: Iterable[LogFile]) -> Ownership:
+        """Read the worker id -> job id map off the file names."""
+        workers = {}
+        for log in files:
+            m = _WORKER_FILE.match(log.name)
+            if m:
+                workers[m.group(1)] = m.group(2)
+        return cls(workers)
+
+    def job_of(self, name: str) -> str | None:
+        """The job id (hex) a file belongs to, None for a shared or an unowned file."""
+        for pattern in (_WORKER_FILE, _CORE_WORKER):
+            m = pattern.match(name)
+            if m:
+                wid = m.group(1)
+                return self.workers.get(wid) if pattern is _CORE_WORKER else m.group(2)
+        m = _CORE_DRIVER.match(name)
+        return m.group(1) if m else None
+
+
+def is_shared(log: LogFile) -> bool:
+    """A log every job writes to (split by time)."""
+    return log.rule.kind in SHARED_KINDS
+
+
+def job_files(files: list[LogFile], span: JobSpan, owners: Ownership) -> list[LogFile]:
+    """A job's own files, and the shared logs (read through the job's window)."""
+    chosen = []
+    for log in files:
+        if not log.rule.scan:
+            continue
+        driver = _DRIVER_FILE.match(log.name)
+        if driver:
+            mine = driver.group(1) == span.submission_id
+        else:
+            mine = is_shared(log) or (span.job_id is not None and owners.job_of(log.name) == span.job_id)
+        if mine:
+            chosen.append(log)
+    return chosen
+
+
+def node_files(files: list[LogFile], spans: list[JobSpan], owners: Ownership) -> list[LogFile]:
+    """The files no job owns (idle workers, Ray's own actors, other logs) and the shared logs."""
+    ids = {s.job_id for s in spans if s.job_id}
+    subs = {s.submission_id for s in spans if s.submission_id}
+    chosen = []
+    for log in files:
+        if not log.rule.scan:
+            continue
+        driver = _DRIVER_FILE.match(log.name)
+        if driver:
+            if driver.group(1) not in subs:
+                chosen.append(log)
+        elif is_shared(log) or owners.job_of(log.name) not in ids:
+            chosen.append(log)
+    return chosen
+
+
+def job_cut(span: JobSpan) -> Cut | None:
+    """Shared logs through the job's window (a job without a known start reads none of them)."""
+    window = span.window()
+    return time_cut(None, windows=(window,)) if window else time_cut(None, windows=(("9999", "9999"),))
+
+
+def folder_files(logs: str | os.PathLike[str]) -> list[LogFile]:
+    """Every file of a logs folder in reading order (no job filter)."""
+    return session_log_files(logs)
+
+
+# --- feeding a job's part of a logs folder -------------------------------------------------
+
+
+def feed_job(triage: Triage, logs: Path, files: list[LogFile], owners: Ownership, span: JobSpan) -> None:
+    """Feed a job's own files and its window of the shared logs from one logs folder."""
+    mine = set(job_files(files, span, owners))
+    feed_session_logs(triage, logs, keep=mine.__contains__, cut=job_cut(span))
+
+
+def feed_node(
+    triage: Triage,
+    logs: Path,
+    files: list[LogFile],
+    owners: Ownership,
+    spans: list[JobSpan],
+    since: float | None = None,
+    until: float | None = None,
+) -> None:
+    """Feed what belongs to no job: unowned files, and the shared logs outside every job's window.
+
+    With `since` / `until` (epoch seconds), only shared-log lines in that time are read.
+    """
+    windows = [w for w in (s.window() for s in spans) if w is not None]
+    if since is not None:
+        windows.append(("0000", since_text(since)))
+    if until is not None:
+        windows.append((since_text(until), "9999"))
+    cut = time_cut(None, windows=tuple(windows), outside=True)
+    mine = set(node_files(files, spans, owners))
+    # Asked for a time, the node's own timestamped files are cut to it too.
+    cut_all = since is not None or until is not None
+    feed_session_logs(triage, logs, keep=mine.__contains__, cut=cut, cut_all=cut_all)
