@@ -16,10 +16,10 @@ from rlfix.conclude import Observations, conclude
 from rlfix.details import ExitStatus
 from rlfix.errors import InputError
 from rlfix.kb.load import KnowledgeBase, load_knowledge
-from rlfix.match.matcher import Budget, Hit, Matcher, ProbeKind, scan_buffers
+from rlfix.match.matcher import Budget, Hit, Matcher, Probe, ProbeKind, scan_buffers
 from rlfix.match.parallel import ParallelFeed
 from rlfix.match.ranges import Candidate
-from rlfix.model import Evidence, Kind, LazyRegex
+from rlfix.model import Evidence, Kind, LazyRegex, Line
 from rlfix.observe.collectives import CollectiveTracker
 from rlfix.observe.context import ContextTracker, context_probes
 from rlfix.observe.progress import snapshot
@@ -38,6 +38,9 @@ RECENT_LINES = 2000
 LOOKBACK = 1024 * 1024
 #: Evidence points kept for the timeline view (the first ones: the cascade starts early).
 MAX_TIMELINE = 5000
+#: Timeline points per signature: a warning repeated all run long is drawn by its first this-many
+#: (and counted in full), and its repeats cost no redaction.
+MAX_TIMELINE_EACH = 200
 #: Characters of a matched line kept as evidence (centred on the match when the line is longer).
 EVIDENCE_CHARS = 600
 
@@ -82,6 +85,7 @@ class Triage:
         self.baseline = baseline
         self._tracebacks = TracebackTracker()
         self._budget = self.matcher.budget()
+        self._budget.on_repeat = self._repeat
         # The last two blocks scanned (or recent lines when fed one by one): what preceded a
         # failure is read from them once, instead of tracking progress on every line.
         self._blocks: deque[tuple[bytearray | bytes, int]] = deque(maxlen=2)
@@ -98,6 +102,7 @@ class Triage:
         self._last_error: TailWatch[Evidence] = TailWatch()
         self._block_seq = 0
         self._timeline: list[tuple[str, Evidence]] = []
+        self._drawn: dict[str, int] = {}
         # Per input, its first stamp with a date: the year of its stamps without one.
         self._dated: dict[str, Moment] = {}
         self._order = 0
@@ -313,7 +318,7 @@ class Triage:
             values.setdefault("raised_at", raised["raised_at"])
         values.update((k, v) for k, v in self._extracted(sig.extract, hit.line.message) if k not in values)
         tally = self._tallies.get(owner)
-        keep = len(self._timeline) < self._max_timeline
+        keep = self._draws(owner)
         # Redaction runs only on lines a report can show: a repeat of a known line is just counted.
         shown = keep or tally is None or tally.wants(hit.line.message, hit.line.source)
         evidence = self._evidence(hit, self._order, values, shown)
@@ -321,6 +326,7 @@ class Triage:
             self._collectives.observe(evidence)
         if keep:
             self._timeline.append((owner, evidence))
+            self._drawn[owner] = self._drawn.get(owner, 0) + 1
         if tally is None:
             tally = self._tallies[owner] = Tally(sig)
             if sig.kind is Kind.ROOT:
@@ -336,6 +342,27 @@ class Triage:
             moment = parse(stamp, source)
             if moment is not None and moment.absolute:
                 self._dated[source] = moment
+
+    def _repeat(self, probes: tuple[Probe, ...], line: Line) -> bool:
+        """Count a repeat of a line these signatures matched before, when that is all the full path
+        would do with it: no new input, no new sample, no timeline point, no traceback to close."""
+        tallies = [self._tallies.get(p.owner) for p in probes]
+        for probe, tally in zip(probes, tallies, strict=True):
+            if tally is None or not tally.seen_source(line.source) or self._draws(probe.owner):
+                return False
+        if self._tracebacks.open_streams:
+            return False
+        if line.source not in self._dated:
+            self._date(line.timestamp, line.source)
+        for tally in tallies:
+            assert tally is not None
+            self._order += 1
+            tally.note(line.rank, line.worker, line.node, line.repeat)
+        return True
+
+    def _draws(self, owner: str) -> bool:
+        """Whether the next line of this signature becomes a timeline point."""
+        return len(self._timeline) < self._max_timeline and self._drawn.get(owner, 0) < MAX_TIMELINE_EACH
 
     def _extracted(self, extract: Sequence[tuple[str, LazyRegex]], message: str) -> Iterator[tuple[str, str]]:
         """Values of a signature's `extract:` regexes, under the same time budget as its patterns."""

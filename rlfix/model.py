@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Union
 
 if TYPE_CHECKING:  # the `regex` module is imported only when a pattern is first used
     import regex
@@ -59,6 +61,15 @@ FRAMEWORKS = (
 )
 
 
+#: A match of a pattern in a line (`re` for literal patterns, `regex` for the others: same API).
+Match = Union["regex.Match[str]", "re.Match[str]"]
+
+
+@lru_cache(maxsize=4096)
+def _literal_regex(literal: str) -> re.Pattern[str]:
+    return re.compile(re.escape(literal))
+
+
 class LazyRegex:
     """A `regex` pattern compiled on first use.
 
@@ -106,11 +117,13 @@ class Pattern:
     compiled: LazyRegex = field(compare=False, repr=False)
     location: Location = field(compare=False, repr=False)
 
-    def search(self, text: str, timeout: float) -> regex.Match[str] | None:
+    def search(self, text: str, timeout: float) -> Match | None:
         """Find this pattern in one normalised line, giving up after `timeout` seconds."""
-        # A plain substring test is exact for literals and much cheaper than the engine.
-        if self.literal and not self.ignore_case and self.source not in text:
-            return None
+        if self.literal and not self.ignore_case:
+            # A plain substring test is exact for literals and much cheaper than the engine; the
+            # match itself comes from stdlib `re`, which needs no timeout for a literal (the
+            # `regex` timeout costs more than the search on a line that repeats all run long).
+            return _literal_regex(self.source).search(text) if self.source in text else None
         try:
             return self.compiled.search(text, timeout=timeout)
         except TimeoutError:

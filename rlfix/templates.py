@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rlfix.redact import RULES as REDACTION_RULES
 
@@ -43,8 +44,22 @@ _FRAGMENTS = {r.name: r.fragment for r in MASK_RULES if r.fragment is not None}
 TEMPLATE_CHARS = 300
 
 
+#: ASCII digits 1-9 as "1". The rules treat all digits alike (`\d`, `[0-9a-f]`, `\w`) except the
+#: "0" of `0x`, which stays; every digit ends up inside a placeholder. So a message and its masked
+#: copy share a template, and a warning repeated with other numbers is masked once.
+_DIGITS_TO_ONE = bytes.maketrans(b"23456789", b"11111111")
+
+
 def template(message: str) -> str:
     """The message with numbers, paths, addresses and ids masked, so repeats group together."""
+    # Through bytes: `bytes.translate` is a table lookup in C, `str.translate` a dict lookup per
+    # character; ASCII digit bytes never occur inside a multi-byte UTF-8 character.
+    raw = message.encode("utf-8", "surrogatepass")
+    return _template(raw.translate(_DIGITS_TO_ONE).decode("utf-8", "surrogatepass"))
+
+
+@lru_cache(maxsize=4096)
+def _template(message: str) -> str:
     for pattern, placeholder in _SUBSTITUTIONS:
         message = pattern.sub(placeholder, message)
     return message.strip()[:TEMPLATE_CHARS]

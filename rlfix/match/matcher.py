@@ -18,14 +18,14 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 if TYPE_CHECKING:
-    import regex
+    pass
 
 from rlfix.errors import Location
 from rlfix.kb.anchors import derive_anchors
 from rlfix.kb.load import KnowledgeBase
 from rlfix.match.engines import Prefilter, make_prefilter
 from rlfix.match.normalize import normalize
-from rlfix.model import LazyRegex, Line, Pattern
+from rlfix.model import LazyRegex, Line, Match, Pattern
 
 #: Bytes read per block. Memory is a small multiple of this, whatever the log's size.
 BLOCK_SIZE = 4 * 1024 * 1024
@@ -46,8 +46,13 @@ QUIET_LINE_BYTES = 2048
 QUIET_LINES = 16_384
 #: Every ASCII digit becomes "0": repeats of a line that differ only in numbers share one key.
 _DIGITS = bytes.maketrans(b"123456789", b"000000000")
-# What may hold digits in a regex without making it care which digits: quantifiers, \d, escapes.
-_NUMBERLESS = re.compile(r"\{\d+(?:,\d*)?\}|\\[dDx](?:[0-9a-fA-F]{2})?|\\[0-7]{3}")
+# What may hold digits in a regex without making it care which digits: quantifiers, \d, escapes,
+# classes of all digits.
+_NUMBERLESS = re.compile(
+    r"\{\d+(?:,\d*)?\}|\\[dDx](?:[0-9a-fA-F]{2})?|\\[0-7]{3}"
+    # A character class that holds every digit (`[0-9a-f]`) and no other digit character.
+    r"|\[\^?(?:[^\]\\0-9]|\\.)*0-9(?:[^\]\\0-9]|\\.)*\]"
+)
 
 
 class ProbeKind(Enum):
@@ -92,12 +97,14 @@ class Hit:
 
     probe: Probe
     line: Line
-    match: regex.Match[str]
+    match: Match
     offset: int = -1
     position: int = -1
 
 
 Sink = Callable[[Hit], None]
+#: Offered a repeat of a line that matched these probes before; True when it counted it.
+RepeatHook = Callable[[tuple["Probe", ...], Line], bool]
 #: Receives a candidate line unchecked: (bytes, [(end offset in the line, anchor)], line number, position).
 Collect = Callable[[bytes, list[tuple[int, int]], int, int], None]
 #: Called with (buffer, end) before a block's lines are matched; valid only during that call's block.
@@ -136,8 +143,8 @@ def line_counting() -> str:
     return "numpy" if _load_numpy() else "bytes.count (install numpy, or rlfix[fast], to count lines faster)"
 
 
-def count_newlines(buf: bytes | bytearray, end: int, fast: bool = True) -> int:
-    """Newlines in `buf[:end]`.
+def count_newlines(buf: bytes | bytearray, end: int, fast: bool = True, start: int = 0) -> int:
+    """Newlines in `buf[start:end]`.
 
     Counting lines with `bytes.count` (a byte-at-a-time loop) costs as much as the literal scan
     itself; numpy, when installed (it comes with Ray and PyTorch), is several times faster.
@@ -145,8 +152,8 @@ def count_newlines(buf: bytes | bytearray, end: int, fast: bool = True) -> int:
     """
     numpy: Any = _load_numpy() if fast else False
     if not numpy:
-        return buf.count(b"\n", 0, end)
-    view = numpy.frombuffer(memoryview(buf)[:end], dtype=numpy.uint8)
+        return buf.count(b"\n", start, end)
+    view = numpy.frombuffer(memoryview(buf)[start:end], dtype=numpy.uint8)
     return int(numpy.count_nonzero(view == 10))
 
 
@@ -171,17 +178,22 @@ class Budget:
         self._body: Prefilter | None = None
         #: Physical lines (or `\r` segments) decoded and checked against the patterns.
         self.candidates = 0
-        # Digit-masked lines (with whether they were in a head window) that matched nothing.
-        self._quiet: set[tuple[bool, bytes]] = set()
+        #: Repeats of a known line counted by `on_repeat` without being checked again.
+        self.repeats = 0
+        #: Called with a repeat's probes and its line; True when it took the line as counted.
+        self.on_repeat: RepeatHook | None = None
+        # What digit-masked lines (and whether they were in a head window) matched before: the
+        # probes that matched, () for none.
+        self._verdicts: dict[tuple[bool, bytes], tuple[Probe, ...]] = {}
 
-    def quiet(self, key: tuple[bool, bytes]) -> bool:
-        """Whether a line with this key matched nothing before."""
-        return key in self._quiet
+    def verdict(self, key: tuple[bool, bytes]) -> tuple[Probe, ...] | None:
+        """What a line with this key matched before (() for nothing), or None if it is new."""
+        return self._verdicts.get(key)
 
-    def remember_quiet(self, key: tuple[bool, bytes]) -> None:
-        if len(self._quiet) >= QUIET_LINES:
-            self._quiet.clear()
-        self._quiet.add(key)
+    def remember(self, key: tuple[bool, bytes], probes: tuple[Probe, ...]) -> None:
+        if len(self._verdicts) >= QUIET_LINES:
+            self._verdicts.clear()
+        self._verdicts[key] = probes
 
     def examine(self, index: int) -> bool:
         """Whether probe `index` may look at one more line (and count that it did)."""
@@ -269,6 +281,12 @@ class Matcher:
         self._number_blind = [
             all(_number_blind(self.probes[i].pattern.source) for i in owners) for owners in self._probes_of_anchor
         ]
+        # Probes whose repeats can be counted without a match: a signature's pattern with no
+        # named group (no value that could differ), not a fallback (it depends on the other hits).
+        self._repeatable = {
+            p: p.kind is ProbeKind.SIGNATURE and p.owner not in self._fallbacks and "(?P<" not in p.pattern.source
+            for p in self.probes
+        }
         self._anchors = list(anchor_ids)
         self._engine_choice = engine
         self.prefilter: Prefilter = make_prefilter(self._anchors, engine)
@@ -364,16 +382,17 @@ class Matcher:
         end: int | None = None,
         base: int = 0,
         collect: Collect | None = None,
-    ) -> None:
+    ) -> tuple[int, int]:
         """Match every candidate line of `block[:end]`, whose first line has number `first_line`
-        and which starts at byte `base` of its input."""
+        and which starts at byte `base` of its input. Returns how far newlines were counted on
+        the way: (offset, the number of the line that starts there)."""
         end = len(block) if end is None else end
         if on_block is not None:
             on_block(block, end)
         prefilter = budget.refresh(base) if budget is not None else self.prefilter
         hits = prefilter.scan(block, end)
         if not hits:
-            return
+            return 0, first_line
         hits.sort()
         counted_to = 0
         line_no = first_line
@@ -395,6 +414,7 @@ class Matcher:
             else:
                 assert sink is not None
                 self._candidate(bytes(block[start:stop]), local, line_no, source, sink, budget, start, base + start)
+        return counted_to, line_no
 
     def check(
         self,
@@ -454,21 +474,30 @@ class Matcher:
                 continue
             segment = data[seg_start:seg_end]
             key = None
+            line = None
             if budget is not None:
                 if len(segment) <= QUIET_LINE_BYTES and all(self._number_blind[a] for a in anchors):
                     key = (position < self.head_limit, segment.translate(_DIGITS))
-                    if budget.quiet(key):
+                    before = budget.verdict(key)
+                    if before == ():
                         continue
+                    if before and budget.on_repeat is not None:
+                        line = normalize(segment.decode("utf-8", "replace"), source, number)
+                        if budget.on_repeat(before, line):
+                            budget.repeats += 1
+                            continue
                 budget.candidates += 1
-            line = normalize(segment.decode("utf-8", "replace"), source, number)
-            found = bool(line.message or line.text) and self._verify(line, anchors, sink, budget, offset, position)
-            if key is not None and not found and budget is not None:
-                budget.remember_quiet(key)
+            if line is None:
+                line = normalize(segment.decode("utf-8", "replace"), source, number)
+            found = self._verify(line, anchors, sink, budget, offset, position) if line.message or line.text else ()
+            if key is not None and budget is not None and all(self._repeatable[p] for p in found):
+                budget.remember(key, found)
 
     def _verify(
         self, line: Line, anchors: set[int], sink: Sink, budget: Budget | None, offset: int, position: int
-    ) -> bool:
-        """Check one line against the probes of its anchors and hand the hits on; whether any matched."""
+    ) -> tuple[Probe, ...]:
+        """Check one line against the probes of its anchors and hand the hits on; returns the probes
+        whose hits were handed on."""
         seen_owners: set[str] = set()
         found: list[Hit] = []
         for anchor in sorted(anchors):
@@ -490,11 +519,12 @@ class Matcher:
                         budget.hit(index)
         # The fallback only speaks for lines no other signature explains.
         specific = any(h.probe.kind is ProbeKind.SIGNATURE and h.probe.owner not in self._fallbacks for h in found)
+        sent = tuple(hit.probe for hit in found if not (specific and hit.probe.owner in self._fallbacks))
         for hit in found:
             if specific and hit.probe.owner in self._fallbacks:
                 continue
             sink(hit)
-        return bool(found)
+        return sent
 
     def owners_matching(self, raw_line: str) -> list[str]:
         """Ids of the owners whose patterns match one raw line (for examples and lint)."""
@@ -523,8 +553,9 @@ class _StreamState:
 
     def block(self, buf: bytes | bytearray, end: int, fast: bool) -> None:
         """Scan `buf[:end]`, which ends with a newline unless it ends the stream."""
-        self._scan(buf, end)
-        newlines = count_newlines(buf, end, fast=fast)
+        counted_to, line_no = self._scan(buf, end)
+        # Newlines up to the last candidate were counted while matching; count only the rest.
+        newlines = line_no - self.line_no + count_newlines(buf, end, fast=fast, start=counted_to)
         # A stream's last line may lack its newline: it is a line all the same.
         self.line_no += newlines if end and buf[end - 1] == 10 else newlines + 1
         self.base += end
@@ -536,8 +567,8 @@ class _StreamState:
         self.base += end - OVERLAP
         return bytes(buf[end - OVERLAP : end])
 
-    def _scan(self, buf: bytes | bytearray, end: int) -> None:
-        self._matcher.scan_block(
+    def _scan(self, buf: bytes | bytearray, end: int) -> tuple[int, int]:
+        return self._matcher.scan_block(
             buf, self.line_no, self._source, self._sink, self._budget, self._on_block, end, self.base, self._collect
         )
 

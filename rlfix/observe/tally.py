@@ -39,16 +39,24 @@ class Tally:
             return True
         return len(self.samples) < MAX_SAMPLES and template(message) not in self._messages
 
+    def seen_source(self, source: str) -> bool:
+        """Whether a line from this input was counted (or there are too many inputs to tell)."""
+        return source in self._sources or len(self._sources) >= MAX_PLACES
+
+    def note(self, rank: int | None, worker: str | None, node: str | None, repeat: int = 1) -> None:
+        """Count one matching line that adds no sample: where it came from, and how many times."""
+        self.count += max(repeat, 1)
+        if rank is not None and len(self.ranks) < MAX_PLACES:
+            self.ranks.add(rank)
+        if worker and len(self.workers) < MAX_PLACES:
+            self.workers.add(worker)
+        if node and len(self.nodes) < MAX_PLACES:
+            self.nodes.add(node)
+
     def add(self, evidence: Evidence) -> bool:
         """Count one matching line; returns True the first time this signature is seen."""
         first_time = self.count == 0
-        self.count += max(evidence.repeat, 1)
-        if evidence.rank is not None and len(self.ranks) < MAX_PLACES:
-            self.ranks.add(evidence.rank)
-        if evidence.worker and len(self.workers) < MAX_PLACES:
-            self.workers.add(evidence.worker)
-        if evidence.node and len(self.nodes) < MAX_PLACES:
-            self.nodes.add(evidence.node)
+        self.note(evidence.rank, evidence.worker, evidence.node, evidence.repeat)
         for key, value in evidence.values.items():
             self.values.setdefault(key, value)
         new_source = evidence.source not in self._sources and len(self._sources) < MAX_PLACES

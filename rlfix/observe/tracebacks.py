@@ -85,6 +85,11 @@ class TracebackTracker:
         #: Traceback headers seen: a log that printed one did not die silently.
         self.headers = 0
 
+    @property
+    def open_streams(self) -> int:
+        """Streams with a traceback still open (waiting for the exception line that closes it)."""
+        return len(self._open)
+
     def observe(self, hit: Hit) -> None:
         key = _key(hit.line)
         tb = self._open.get(key)

@@ -1,0 +1,111 @@
+"""`--jobs N`: regular files prefiltered in worker processes give the report of a serial run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import rlfix.match.parallel as parallel
+import rlfix.match.ranges as ranges
+from rlfix.api import diagnose
+from rlfix.match.engines import available_engines
+from rlfix.match.ranges import cut
+from tests.conftest import FIXTURES, ROOT, rlfix_executable
+
+BLIND = ROOT / "fixtures" / "blind"
+
+
+@pytest.fixture
+def tiny_ranges(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers from the first byte, and ranges of a few KiB, so every fixture is cut in pieces."""
+    monkeypatch.setattr(parallel, "PARALLEL_AFTER", 0)
+    monkeypatch.setattr(ranges, "RANGE_BYTES", 3000)
+    monkeypatch.setattr(ranges, "BATCH_FILES", 7)
+
+
+def _logs(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in (".log", ".txt", ".out", ".err"))
+
+
+@pytest.mark.parametrize("engine", available_engines())
+@pytest.mark.parametrize("folder", [FIXTURES, BLIND / "wave1", BLIND / "wave2"], ids=["fixtures", "wave1", "wave2"])
+def test_every_fixture_gives_the_same_json_with_two_processes(engine: str, folder: Path, tiny_ranges: None) -> None:
+    logs = _logs(folder)
+    assert len(logs) > 20
+    serial = diagnose(logs, engine=engine, jobs=1, strict=False).to_dict()
+    split = diagnose(logs, engine=engine, jobs=2, strict=False).to_dict()
+    assert split == serial
+
+
+def test_each_largest_fixture_alone_is_the_same_in_pieces(tiny_ranges: None) -> None:
+    # One input at a time: its head window, lookback and ending are judged within the file.
+    largest = sorted(_logs(FIXTURES) + _logs(BLIND), key=lambda p: p.stat().st_size)[-12:]
+    for log in largest:
+        assert len(cut(str(log), 0, log.stat().st_size)) > 2, log
+        assert diagnose(log, jobs=2).to_dict() == diagnose(log, jobs=1).to_dict(), log
+
+
+def test_pieces_end_at_line_ends_and_cover_the_file(tmp_path: Path) -> None:
+    log = tmp_path / "job.log"
+    log.write_bytes(b"".join(b"line %d %s\n" % (i, b"x" * (i % 97)) for i in range(3000)) + b"no newline at end")
+    data = log.read_bytes()
+    pieces = cut(str(log), 0, len(data), target=4096)
+    assert pieces[0].start == 0 and pieces[-1].stop == len(data)
+    for left, right in zip(pieces, pieces[1:], strict=False):
+        assert left.stop == right.start and data[left.stop - 1 : left.stop] == b"\n"
+
+
+def test_a_line_longer_than_a_range_stays_whole(tmp_path: Path) -> None:
+    log = tmp_path / "long.log"
+    log.write_bytes(b"start\n" + b"y" * 20_000 + b" RuntimeError: CUDA error: an illegal memory access\nend\n")
+    pieces = cut(str(log), 0, log.stat().st_size, target=1000)
+    assert len(pieces) == 2
+    assert diagnose(log, jobs=2).to_dict() == diagnose(log, jobs=1).to_dict()
+
+
+def _big_log(path: Path, megabytes: int) -> None:
+    """A healthy job's chatter with a root cause in the middle and its symptoms near the end."""
+    chatter = b"".join(
+        b"(WorkerDict pid=%d, ip=10.0.0.%d) INFO 03-14 10:%02d:11 metrics.py:412] Avg prompt throughput: "
+        b"%d.1 tokens/s, Running: %d reqs, GPU KV cache usage: %d.0%%\n" % (4000 + i % 8, i % 4, i % 60, i, i % 64, i % 90)
+        for i in range(2000)
+    )
+    with path.open("wb") as fh:
+        for block in range(megabytes * 1024 * 1024 // len(chatter)):
+            fh.write(chatter)
+            if block == 150:
+                fh.write(b"(WorkerDict pid=4002, ip=10.0.0.2) RuntimeError: CUDA error: an illegal memory access was encountered\n")
+        fh.write(b"torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n")
+
+
+def test_cli_jobs_2_on_a_large_log_prints_the_serial_json(tmp_path: Path) -> None:
+    # Large enough that worker processes start (64 MiB) and the file is cut in several ranges.
+    log = tmp_path / "big.log"
+    _big_log(log, 80)
+    outputs = []
+    for jobs in ("1", "2"):
+        proc = subprocess.run(
+            [*rlfix_executable(), "diagnose", str(log), "-f", "json", "--jobs", jobs, "--stats"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert proc.returncode == 1, proc.stderr
+        stats = json.loads(proc.stderr.split("rlfix: stats ", 1)[1].splitlines()[0])
+        assert stats["bytes"] == log.stat().st_size and stats["lines"] > 500_000
+        outputs.append(json.loads(proc.stdout))
+    assert outputs[0] == outputs[1]
+    assert outputs[0]["top"] == "cuda-illegal-memory-access"
+
+
+def test_stdin_and_gzip_are_read_in_order_among_files(tmp_path: Path, tiny_ranges: None) -> None:
+    import gzip
+
+    plain = sorted(FIXTURES.glob("*.log"))[:6]
+    packed = tmp_path / "packed.log.gz"
+    packed.write_bytes(gzip.compress(plain[0].read_bytes()))
+    inputs = [*plain[1:3], packed, *plain[3:]]
+    assert diagnose(inputs, jobs=2).to_dict() == diagnose(inputs, jobs=1).to_dict()
