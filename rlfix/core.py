@@ -86,8 +86,7 @@ class Triage:
         self._tracebacks = TracebackTracker()
         self._budget = self.matcher.budget()
         self._budget.on_repeat = self._repeat
-        # The last two blocks scanned (or recent lines when fed one by one): what preceded a
-        # failure is read from them once, instead of tracking progress on every line.
+        # The last two blocks scanned (or recent lines fed one by one): what preceded a failure.
         self._blocks: deque[tuple[bytearray | bytes, int]] = deque(maxlen=2)
         self._recent: deque[bytes] = deque(maxlen=RECENT_LINES)
         # Allocated on the first stream, then reused for every input: a thousand small files must
@@ -109,8 +108,7 @@ class Triage:
         self._sources: list[SourceStats] = []
         self._errors: list[str] = []
         self._feed_source = self._feed_raw = "<lines>"
-        self._feed_lines = 0
-        self._feed_bytes = 0
+        self._feed_lines = self._feed_bytes = 0
         self.exit_status: ExitStatus | None = None
         # The regular file being read, for looking back from a hit by its position.
         self._file: FileView | None = None

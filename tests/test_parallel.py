@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 from pathlib import Path
@@ -54,7 +55,7 @@ def test_pieces_end_at_line_ends_and_cover_the_file(tmp_path: Path) -> None:
     data = log.read_bytes()
     pieces = cut(str(log), 0, len(data), target=4096)
     assert pieces[0].start == 0 and pieces[-1].stop == len(data)
-    for left, right in zip(pieces, pieces[1:], strict=False):
+    for left, right in itertools.pairwise(pieces):
         assert left.stop == right.start and data[left.stop - 1 : left.stop] == b"\n"
 
 
@@ -70,14 +71,17 @@ def _big_log(path: Path, megabytes: int) -> None:
     """A healthy job's chatter with a root cause in the middle and its symptoms near the end."""
     chatter = b"".join(
         b"(WorkerDict pid=%d, ip=10.0.0.%d) INFO 03-14 10:%02d:11 metrics.py:412] Avg prompt throughput: "
-        b"%d.1 tokens/s, Running: %d reqs, GPU KV cache usage: %d.0%%\n" % (4000 + i % 8, i % 4, i % 60, i, i % 64, i % 90)
+        b"%d.1 tokens/s, Running: %d reqs, GPU KV cache usage: %d.0%%\n"
+        % (4000 + i % 8, i % 4, i % 60, i, i % 64, i % 90)
         for i in range(2000)
     )
     with path.open("wb") as fh:
         for block in range(megabytes * 1024 * 1024 // len(chatter)):
             fh.write(chatter)
             if block == 150:
-                fh.write(b"(WorkerDict pid=4002, ip=10.0.0.2) RuntimeError: CUDA error: an illegal memory access was encountered\n")
+                fh.write(
+                    b"(WorkerDict pid=4002, ip=10.0.0.2) RuntimeError: CUDA error: an illegal memory access was encountered\n"
+                )
         fh.write(b"torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n")
 
 

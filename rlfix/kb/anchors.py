@@ -34,27 +34,57 @@ def _best(options: list[tuple[str, ...]]) -> tuple[str, ...] | None:
     return max(candidates, key=_score) if candidates else None
 
 
+#: Most spellings a literal run may fan out to across small groups (`(?:is )?(?:full|out of memory)`).
+MAX_SPELLINGS = 8
+
+
+def _spellings(items: Any) -> list[str] | None:
+    """Every string `items` can match, when that is a few literals (else None)."""
+    found = [""]
+    for op, arg in items:
+        if op is _sre.LITERAL:
+            found = [f + chr(arg) for f in found]
+            continue
+        if op in _ZERO_WIDTH:
+            continue
+        if op is _sre.SUBPATTERN:
+            inner = _spellings(arg[-1])
+        elif op is _sre.BRANCH:
+            branches = [_spellings(alt) for alt in arg[1]]
+            inner = None if any(b is None for b in branches) else [x for b in branches for x in b or ()]
+        elif op is _sre.IN and len(arg) <= 4 and all(o is _sre.LITERAL for o, _ in arg):
+            inner = [chr(c) for _, c in arg]  # `[_ ]`: a few characters, each a spelling
+        elif op is _sre.MAX_REPEAT and arg[0] == 0 and arg[1] == 1:
+            optional = _spellings(arg[2])
+            inner = None if optional is None else ["", *optional]
+        else:
+            return None
+        if inner is None or len(found) * len(inner) > MAX_SPELLINGS:
+            return None
+        found = [f + i for f in found for i in inner]
+    return list(dict.fromkeys(found))
+
+
 def _required(items: Any) -> tuple[str, ...] | None:
     """Return a set of alternatives, one of which occurs in every match of `items`."""
     options: list[tuple[str, ...]] = []
-    run: list[str] = []
+    # The literal run so far, in every spelling small groups inside it allow.
+    run: list[str] = [""]
 
     def close_run() -> None:
-        if run:
-            options.append(("".join(run),))
-            run.clear()
+        if run != [""]:
+            options.append(tuple(dict.fromkeys(run)))
+        run[:] = [""]
 
     for op, arg in items:
-        if op is _sre.LITERAL:
-            run.append(chr(arg))
-        elif op in _ZERO_WIDTH:
+        spelled = _spellings([(op, arg)]) if op is not _sre.LITERAL else [chr(arg)]
+        if spelled is not None and len(run) * len(spelled) <= MAX_SPELLINGS:
+            run[:] = [r + s for r in run for s in spelled]
+            continue
+        if op in _ZERO_WIDTH:
             continue
         elif op is _sre.SUBPATTERN:
             sub = arg[-1]
-            # A group that is itself a plain literal keeps the run going.
-            if all(o is _sre.LITERAL for o, _ in sub):
-                run.extend(chr(a) for _, a in sub)
-                continue
             close_run()
             inner = _required(sub)
             if inner:

@@ -460,6 +460,15 @@ class Matcher:
         offset: int,
         position: int,
     ) -> None:
+        # The common case first: a whole short line seen before that matched nothing.
+        if (
+            budget is not None
+            and len(data) <= QUIET_LINE_BYTES
+            and b"\r" not in data
+            and all(self._number_blind[a] for _, a in hits)
+            and budget.verdict((position < self.head_limit, data.translate(_DIGITS))) == ()
+        ):
+            return
         if position >= self.head_limit and self.head_only:
             # A block that began in the head window still reported the head-only anchors.
             hits = [h for h in hits if h[1] not in self.head_only]
@@ -470,28 +479,40 @@ class Matcher:
             return
         for seg_start, seg_end in _segments(data, hits):
             anchors = {a for end, a in hits if seg_start < end <= seg_end}
-            if not anchors:
-                continue
-            segment = data[seg_start:seg_end]
-            key = None
-            line = None
-            if budget is not None:
-                if len(segment) <= QUIET_LINE_BYTES and all(self._number_blind[a] for a in anchors):
-                    key = (position < self.head_limit, segment.translate(_DIGITS))
-                    before = budget.verdict(key)
-                    if before == ():
-                        continue
-                    if before and budget.on_repeat is not None:
-                        line = normalize(segment.decode("utf-8", "replace"), source, number)
-                        if budget.on_repeat(before, line):
-                            budget.repeats += 1
-                            continue
-                budget.candidates += 1
-            if line is None:
-                line = normalize(segment.decode("utf-8", "replace"), source, number)
-            found = self._verify(line, anchors, sink, budget, offset, position) if line.message or line.text else ()
-            if key is not None and budget is not None and all(self._repeatable[p] for p in found):
-                budget.remember(key, found)
+            if anchors:
+                line = (data[seg_start:seg_end], number, source)
+                self._check_segment(line, anchors, sink, budget, offset, position)
+
+    def _check_segment(
+        self,
+        where: tuple[bytes, int, str],
+        anchors: set[int],
+        sink: Sink,
+        budget: Budget | None,
+        offset: int,
+        position: int,
+    ) -> None:
+        """One line (or `\r` segment): skipped or counted when seen before, else checked."""
+        segment, number, source = where
+        key = None
+        line = None
+        if budget is not None:
+            if len(segment) <= QUIET_LINE_BYTES and all(self._number_blind[a] for a in anchors):
+                key = (position < self.head_limit, segment.translate(_DIGITS))
+                before = budget.verdict(key)
+                if before == ():
+                    return
+                if before and budget.on_repeat is not None:
+                    line = normalize(segment.decode("utf-8", "replace"), source, number)
+                    if budget.on_repeat(before, line):
+                        budget.repeats += 1
+                        return
+            budget.candidates += 1
+        if line is None:
+            line = normalize(segment.decode("utf-8", "replace"), source, number)
+        found = self._verify(line, anchors, sink, budget, offset, position) if line.message or line.text else ()
+        if key is not None and budget is not None and all(self._repeatable[p] for p in found):
+            budget.remember(key, found)
 
     def _verify(
         self, line: Line, anchors: set[int], sink: Sink, budget: Budget | None, offset: int, position: int

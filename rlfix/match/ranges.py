@@ -16,7 +16,7 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import BinaryIO, NamedTuple
 
-from rlfix.match.matcher import Budget, Matcher
+from rlfix.match.matcher import Budget, Matcher, scan_buffers
 
 #: Bytes per range: large enough that a range costs far more than shipping its result, small
 #: enough that two workers share a 1 GB log evenly and a range's candidates stay few megabytes.
@@ -108,8 +108,15 @@ class _Window:
         self._fh.close()
 
 
-def scan_piece(matcher: Matcher, piece: Piece, dead_anchors: frozenset[int]) -> PieceScan:
-    """Prefilter one piece; `dead_anchors` are left out of the scan (their probes are done)."""
+def scan_piece(
+    matcher: Matcher,
+    piece: Piece,
+    dead_anchors: frozenset[int],
+    buffers: tuple[bytearray, bytearray] | None = None,
+) -> PieceScan:
+    """Prefilter one piece; `dead_anchors` are left out of the scan (their probes are done).
+    `buffers` (from `scan_buffers()`) are reused across pieces: a thousand small files must not
+    cost a thousand pairs of multi-megabyte blocks."""
     budget = matcher.budget()
     budget.assume_dead(dead_anchors)
     found: list[Candidate] = []
@@ -130,6 +137,7 @@ def scan_piece(matcher: Matcher, piece: Piece, dead_anchors: frozenset[int]) -> 
             budget=budget,
             collect=collect,
             base=piece.start - piece.skip,
+            buffers=buffers,
         )
     except OSError as exc:
         return PieceScan(0, 0, found, f"read failed: {exc.strerror or exc}")
@@ -141,16 +149,18 @@ def scan_piece(matcher: Matcher, piece: Piece, dead_anchors: frozenset[int]) -> 
 # --- worker processes ------------------------------------------------------------------
 
 _worker_matcher: Matcher | None = None
+_worker_buffers: tuple[bytearray, bytearray] | None = None
 
 
 def _init_worker(factory: Callable[[], Matcher]) -> None:
-    global _worker_matcher
+    global _worker_matcher, _worker_buffers
     _worker_matcher = factory()
+    _worker_buffers = scan_buffers()
 
 
 def _scan_task(pieces: Sequence[Piece], dead_anchors: frozenset[int]) -> list[PieceScan]:
     assert _worker_matcher is not None
-    return [scan_piece(_worker_matcher, p, dead_anchors) for p in pieces]
+    return [scan_piece(_worker_matcher, p, dead_anchors, _worker_buffers) for p in pieces]
 
 
 class PieceScanner:

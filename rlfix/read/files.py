@@ -3,33 +3,20 @@
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 
 from rlfix.read.inputs import Input
-
-_GZIP_MAGIC = b"\x1f\x8b"
 
 
 def file_size(item: Input) -> int:
     """The size of the file behind `item` when it can be read by position, else -1.
 
     That is a regular file read as it is: not stdin or a stream, not UTF-16 (recoded as it is
-    read), not gzip (decompressed as it is read).
+    read), not gzip (decompressed as it is read). Known from when the file was sniffed.
     """
     if item.path is None or item.stream is not None or item.encoding is not None:
         return -1
-    try:
-        with item.path.open("rb") as fh:
-            info = os.fstat(fh.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                return -1
-            fh.seek(item.skip)
-            if fh.read(2) == _GZIP_MAGIC:
-                return -1
-    except OSError:
-        return -1
-    return info.st_size
+    return item.size
 
 
 class FileView:

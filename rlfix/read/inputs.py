@@ -19,6 +19,7 @@ SNIFF = 8192
 HOLE_BLOCK = 1024 * 1024
 _GZIP_MAGIC = b"\x1f\x8b"
 _TEXT_CONTROL = {9, 10, 12, 13, 27}
+_BINARY_CONTROL = bytes(b for b in range(32) if b not in _TEXT_CONTROL)
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,8 @@ class Input:
     skip: int = 0
     #: "utf-16-le" / "utf-16-be" for UTF-16 logs, recoded to UTF-8 as they are read.
     encoding: str | None = None
+    #: The size of a regular file read as it is (not gzip), which can be read by position; else -1.
+    size: int = -1
 
     def open(self) -> BinaryIO:
         if self.stream is not None:
@@ -140,7 +143,7 @@ def looks_binary(head: bytes) -> bool:
         return False
     if head[:2] == _GZIP_MAGIC:
         return False
-    control = sum(1 for b in head if b < 32 and b not in _TEXT_CONTROL)
+    control = len(head) - len(head.translate(None, _BINARY_CONTROL))
     return control / len(head) > 0.10
 
 
@@ -157,8 +160,9 @@ def _hole(fh: BinaryIO) -> int:
             return skipped
 
 
-def _sniff(path: Path) -> tuple[bytes, int]:
-    """The head of a file (decompressed when gzip) and how many leading NUL bytes to skip."""
+def _sniff(path: Path) -> tuple[bytes, int, bool]:
+    """The head of a file (decompressed when gzip), how many leading NUL bytes to skip, and
+    whether it is gzip."""
     with path.open("rb") as fh:
         head = fh.read(SNIFF)
         skip = 0
@@ -170,10 +174,10 @@ def _sniff(path: Path) -> tuple[bytes, int]:
     if head[:2] == _GZIP_MAGIC:
         try:
             with gzip.open(path, "rb") as gz:
-                return gz.read1(SNIFF), skip
+                return gz.read1(SNIFF), skip, True
         except (OSError, EOFError):
-            return head, skip
-    return head, skip
+            return head, skip, True
+    return head, skip, False
 
 
 def _walk(directory: Path, follow_symlinks: bool) -> Iterator[Path | Problem]:
@@ -237,13 +241,14 @@ def from_file(path: Path) -> Input | Problem:
     """An input for one path: a regular file (sniffed), or a FIFO / process substitution (a stream)."""
     name = str(path)
     try:
-        mode = path.stat().st_mode
+        info = path.stat()
+        mode = info.st_mode
         if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode):
             # `<(cmd)` and named pipes: read as a stream; sniffing would consume what it reads.
             return Input(name, path=path)
         if not stat.S_ISREG(mode):
             return Problem(name, "not a regular file", skipped=True)
-        head, skip = _sniff(path)
+        head, skip, compressed = _sniff(path)
     except OSError as exc:
         return Problem(name, exc.strerror or str(exc))
     encoding = utf16(head)
@@ -251,4 +256,4 @@ def from_file(path: Path) -> Input | Problem:
         return Input(name, path=path, encoding=encoding)
     if looks_binary(head):
         return Problem(name, "binary file, skipped", skipped=True)
-    return Input(name, path=path, skip=skip)
+    return Input(name, path=path, skip=skip, size=-1 if compressed else info.st_size)
