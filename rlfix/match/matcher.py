@@ -14,7 +14,7 @@ import os
 import re
 import stat
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -106,6 +106,8 @@ class Hit:
 Sink = Callable[[Hit], None]
 #: Offered a repeat of a line that matched these probes before; True when it counted it.
 RepeatHook = Callable[[tuple["Probe", ...], Line], bool]
+#: What a line matched (no probes: nothing) and, for a repeat, the line to count it as.
+Verdict = tuple[tuple["Probe", ...], Line | None]
 #: Receives a candidate line unchecked: (bytes, [(end offset in the line, anchor)], line number, position).
 Collect = Callable[[bytes, list[tuple[int, int]], int, int], None]
 #: Called with (buffer, end) before a block's lines are matched; valid only during that call's block.
@@ -185,16 +187,17 @@ class Budget:
         self.on_repeat: RepeatHook | None = None
         # What digit-masked lines (and whether they were in a head window) matched before: the
         # probes that matched, () for none.
-        self._verdicts: dict[tuple[bool, bytes], tuple[Probe, ...]] = {}
+        self._verdicts: dict[tuple[bool, bytes], Verdict] = {}
 
-    def verdict(self, key: tuple[bool, bytes]) -> tuple[Probe, ...] | None:
-        """What a line with this key matched before (() for nothing), or None if it is new."""
+    def verdict(self, key: tuple[bool, bytes]) -> Verdict | None:
+        """What a line with this key matched before (no probes: nothing), or None if it is new."""
         return self._verdicts.get(key)
 
-    def remember(self, key: tuple[bool, bytes], probes: tuple[Probe, ...]) -> None:
+    def remember(self, key: tuple[bool, bytes], probes: tuple[Probe, ...], shape: Line | None = None) -> None:
+        """Remember what a line matched and, when its fields hold no digit, the line itself."""
         if len(self._verdicts) >= QUIET_LINES:
             self._verdicts.clear()
-        self._verdicts[key] = probes
+        self._verdicts[key] = (probes, shape)
 
     def examine(self, index: int) -> bool:
         """Whether probe `index` may look at one more line (and count that it did)."""
@@ -461,15 +464,13 @@ class Matcher:
         offset: int,
         position: int,
     ) -> None:
-        # The common case first: a whole short line seen before that matched nothing.
-        if (
-            budget is not None
-            and len(data) <= QUIET_LINE_BYTES
-            and b"\r" not in data
-            and all(self._number_blind[a] for _, a in hits)
-            and budget.verdict((position < self.head_limit, _masked(data))) == ()
-        ):
-            return
+        key = None
+        # The common case first: a whole short line seen before, that matched nothing or repeats.
+        short = len(data) <= QUIET_LINE_BYTES and b"\r" not in data
+        if budget is not None and short and all(self._number_blind[a] for _, a in hits):
+            key = (position < self.head_limit, _masked(data))
+            if self._known(budget, key, data, number, source):
+                return
         if position >= self.head_limit and self.head_only:
             # A block that began in the head window still reported the head-only anchors.
             hits = [h for h in hits if h[1] not in self.head_only]
@@ -481,8 +482,31 @@ class Matcher:
         for seg_start, seg_end in _segments(data, hits):
             anchors = {a for end, a in hits if seg_start < end <= seg_end}
             if anchors:
-                line = (data[seg_start:seg_end], number, source)
-                self._check_segment(line, anchors, sink, budget, offset, position)
+                whole = key if seg_end - seg_start == len(data) else None
+                self._check_segment(
+                    (data[seg_start:seg_end], number, source), anchors, sink, budget, offset, position, whole
+                )
+
+    def _known(self, budget: Budget, key: tuple[bool, bytes], data: bytes, number: int, source: str) -> bool:
+        """Whether a line like this one was seen: it matched nothing, or it repeats and was counted."""
+        before = budget.verdict(key)
+        if before is None:
+            return False
+        probes, shape = before
+        if not probes:
+            return True
+        if budget.on_repeat is None:
+            return False
+        # A repeat whose prefixes said nothing with a digit in it (no rank, node or stamp) has the
+        # fields of the line it repeats: only its place differs, so it need not be parsed again.
+        if shape is not None:
+            line = replace(shape, source=source, number=number)
+        else:
+            line = normalize(data.decode("utf-8", "replace"), source, number)
+        if budget.on_repeat(probes, line):
+            budget.repeats += 1
+            return True
+        return False
 
     def _check_segment(
         self,
@@ -492,28 +516,21 @@ class Matcher:
         budget: Budget | None,
         offset: int,
         position: int,
+        key: tuple[bool, bytes] | None = None,
     ) -> None:
-        """One line (or `\r` segment): skipped or counted when seen before, else checked."""
+        """One line (or `\\r` segment): skipped or counted when seen before, else checked.
+        `key` is the line's, when the caller already looked it up."""
         segment, number, source = where
-        key = None
-        line = None
         if budget is not None:
-            if len(segment) <= QUIET_LINE_BYTES and all(self._number_blind[a] for a in anchors):
+            if key is None and len(segment) <= QUIET_LINE_BYTES and all(self._number_blind[a] for a in anchors):
                 key = (position < self.head_limit, _masked(segment))
-                before = budget.verdict(key)
-                if before == ():
+                if self._known(budget, key, segment, number, source):
                     return
-                if before and budget.on_repeat is not None:
-                    line = normalize(segment.decode("utf-8", "replace"), source, number)
-                    if budget.on_repeat(before, line):
-                        budget.repeats += 1
-                        return
             budget.candidates += 1
-        if line is None:
-            line = normalize(segment.decode("utf-8", "replace"), source, number)
+        line = normalize(segment.decode("utf-8", "replace"), source, number)
         found = self._verify(line, anchors, sink, budget, offset, position) if line.message or line.text else ()
         if key is not None and budget is not None and all(self._repeatable[p] for p in found):
-            budget.remember(key, found)
+            budget.remember(key, found, line if found and _plain(line, segment) else None)
 
     def _verify(
         self, line: Line, anchors: set[int], sink: Sink, budget: Budget | None, offset: int, position: int
@@ -593,6 +610,13 @@ class _StreamState:
         return self._matcher.scan_block(
             buf, self.line_no, self._source, self._sink, self._budget, self._on_block, end, self.base, self._collect
         )
+
+
+def _plain(line: Line, raw: bytes) -> bool:
+    """Whether a line's fields would be the same in any line that differs from it only in digits."""
+    if line.rank is not None or line.node is not None or line.timestamp is not None or line.repeat != 1:
+        return False
+    return not (line.worker and any(c.isdigit() for c in line.worker)) and b"across cluster" not in raw
 
 
 def _masked(line: bytes) -> bytes:
