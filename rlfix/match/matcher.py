@@ -14,7 +14,7 @@ import os
 import re
 import stat
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -500,7 +500,8 @@ class Matcher:
         # A repeat whose prefixes said nothing with a digit in it (no rank, node or stamp) has the
         # fields of the line it repeats: only its place differs, so it need not be parsed again.
         if shape is not None:
-            line = replace(shape, source=source, number=number)
+            # (The constructor, not `dataclasses.replace`: this runs once per repeat.)
+            line = Line(source, number, shape.text, shape.message, None, shape.worker, shape.pid, None, shape.level)
         else:
             line = normalize(data.decode("utf-8", "replace"), source, number)
         if budget.on_repeat(probes, line):
