@@ -138,11 +138,15 @@ def _plan(tools: Tools, args: argparse.Namespace, target: Path, patterns: Path, 
                 env,
             )
         )
+    # One process for the engine rows (the default is one per core), so they measure the engine.
+    serial = ["--jobs", "1"] if tools.jobs else []
     for engine in tools.engines:
         if engine != "python":
-            runs.append((f"rlfix diagnose ({engine})", [*diagnose, "--engine", engine, str(target)], target, None))
+            cmd = [*diagnose, *serial, "--engine", engine, str(target)]
+            runs.append((f"rlfix diagnose ({engine}{', --jobs 1' if serial else ''})", cmd, target, None))
         elif py[0] is not None:
-            runs.append((f"rlfix diagnose (python){py[1]}", [*diagnose, "--engine", "python", str(py[0])], py[0], None))
+            cmd = [*diagnose, *serial, "--engine", "python", str(py[0])]
+            runs.append((f"rlfix diagnose (python{', --jobs 1' if serial else ''}){py[1]}", cmd, py[0], None))
     if tools.jobs:
         runs.append(
             (f"rlfix diagnose --jobs {args.jobs}", [*diagnose, "--jobs", str(args.jobs), str(target)], target, None)

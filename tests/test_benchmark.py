@@ -45,8 +45,8 @@ def test_every_profile_runs_and_is_diagnosed(tmp_path: Path) -> None:
     for name, rows in sections.items():
         assert rows[0].startswith("| grep -E -c -f (LC_ALL=C) |"), rows
         rlfix_rows = [row for row in rows if row.startswith("| rlfix diagnose")]
-        assert any("(python) on a 1 MB copy" in row for row in rlfix_rows), rows
-        assert any("(hyperscan)" in row for row in rlfix_rows) or "hyperscan" not in result.stdout
+        assert any("(python, --jobs 1) on a 1 MB copy" in row for row in rlfix_rows), rows
+        assert any("(hyperscan, --jobs 1)" in row for row in rlfix_rows) or "hyperscan" not in result.stdout
         expected = PROFILES[name].failure
         for row in rlfix_rows:
             assert (f"{expected} found #" in row) if expected else ("| no failure |" in row), row
