@@ -8,7 +8,9 @@ slower. `RLFIX_ENGINE=python|hyperscan` forces one; the default takes Hyperscan 
 from __future__ import annotations
 
 import os
+from bisect import bisect_right
 from collections.abc import Collection, Sequence
+from itertools import accumulate
 from typing import Any, Protocol, cast
 
 ENGINE_ENV = "RLFIX_ENGINE"
@@ -22,8 +24,104 @@ class Prefilter(Protocol):
     def scan(self, block: bytes | bytearray, end: int) -> list[tuple[int, int]]: ...
 
 
+#: Bytes that mask a block before its lines are compared: every digit reads as `0` (a log repeats
+#: its lines with other numbers), and `\r` ends a line like `\n` does (tqdm redraws a bar in place).
+_MASK = bytes(ord("0") if chr(c).isdigit() and c < 128 else 10 if c == 13 else c for c in range(256))
+
+
 class PythonPrefilter:
-    """Pure-Python literal scan, built on `bytes.find` (memchr speed for a single byte).
+    """Pure-Python literal scan: distinct lines only, each pass at memchr speed where it can be.
+
+    Logs repeat themselves: the same lines with other numbers, progress bars, metrics, one warning
+    from every worker. So a block is first masked (digits to `0`, `\r` to `\n`: one `translate`),
+    split into lines, and only its distinct masked lines are scanned, joined, for the masked
+    anchors; a hit in a distinct line is then a hit in each line of the block that masks to it
+    (masking maps bytes one to one, so an anchor's occurrence is its masked form's occurrence at
+    the same offset; anchors with digits are compared again on the original bytes). A block whose
+    lines are mostly distinct is scanned as it is, and the next few blocks too. Anchors holding a
+    line break are always looked for in the block itself. The scan proper is `_Literals`.
+    """
+
+    name = "python"
+
+    #: Blocks smaller than this are scanned as they are (one line, a small file).
+    DEDUPE_MIN = 64 * 1024
+    #: Distinct lines above this share of the block: not worth it here; blocks to wait before trying again.
+    DEDUPE_SHARE, DEDUPE_BACKOFF = 0.5, 8
+
+    def __init__(self, anchors: Sequence[tuple[int, tuple[bytes, bool]]]) -> None:
+        self._anchors = list(anchors)
+        self._direct: _Literals | None = None
+        raw = [(i, a, c) for i, (a, c) in anchors if b"\n" in a or b"\r" in a]
+        self._raw = _Literals(raw) if raw else None
+        # Distinct masked needles (several anchors can mask alike, `[Errno 13]`, `[Errno 28]`), and
+        # per masked needle the anchors behind it: (index, needle, caseless, compare again).
+        members: dict[tuple[bytes, bool], list[tuple[int, bytes, bool, bool]]] = {}
+        for i, (a, caseless) in anchors:
+            if b"\n" not in a and b"\r" not in a:
+                needle = a.lower() if caseless else a
+                masked = needle.translate(_MASK)
+                # Any digit, `0` too, may stand for another digit in the block: compare it again.
+                again = masked != needle or b"0" in needle
+                members.setdefault((masked, caseless), []).append((i, needle, caseless, again))
+        self._members = list(members.values())
+        self._masked = _Literals([(k, m, c) for k, (m, c) in enumerate(members)])
+        self._wait = 0
+
+    def scan(self, block: bytes | bytearray, end: int) -> list[tuple[int, int]]:
+        hits = self._raw.scan(block, end) if self._raw is not None else []
+        if end >= self.DEDUPE_MIN and self._wait <= 0:
+            found = self._deduplicated(block, end)
+            if found is not None:
+                return hits + found
+            self._wait = self.DEDUPE_BACKOFF
+        self._wait -= 1
+        if self._direct is None:
+            self._direct = _Literals([(i, a, c) for i, (a, c) in self._anchors if b"\n" not in a and b"\r" not in a])
+        return hits + self._direct.scan(block, end)
+
+    def _deduplicated(self, block: bytes | bytearray, end: int) -> list[tuple[int, int]] | None:
+        """Hits of the line-free anchors, scanning each distinct masked line once; None when the
+        block's lines are mostly distinct."""
+        lines = bytes(memoryview(block)[:end]).translate(_MASK).split(b"\n")
+        distinct = list(dict.fromkeys(lines))
+        starts = list(accumulate((len(line) + 1 for line in distinct), initial=0))
+        if starts[-1] > end * self.DEDUPE_SHARE:
+            return None
+        text = b"\n".join(distinct)
+        found: dict[bytes, list[tuple[int, int]]] = {}
+        for stop, k in self._masked.scan(text, len(text)):
+            nth = bisect_right(starts, stop - 1) - 1
+            found.setdefault(distinct[nth], []).append((stop - starts[nth], k))
+        if not found:
+            return []
+        return self._spread(block, lines, found)
+
+    def _spread(
+        self, block: bytes | bytearray, lines: list[bytes], found: dict[bytes, list[tuple[int, int]]]
+    ) -> list[tuple[int, int]]:
+        """Each hit in a distinct line, at the same offset in every line of the block that masks to it."""
+        hits: list[tuple[int, int]] = []
+        append = hits.append
+        members = self._members
+        pos = 0
+        for line in lines:
+            local = found.get(line)
+            if local is not None:
+                for stop, k in local:
+                    for index, needle, caseless, again in members[k]:
+                        if again:
+                            start = pos + stop - len(needle)
+                            same = block[start : pos + stop]
+                            if (same.lower() if caseless else same) != needle:
+                                continue
+                        append((pos + stop, index))
+            pos += len(line) + 1
+        return hits
+
+
+class _Literals:
+    """Every occurrence of each needle, built on `bytes.find` (memchr speed for a single byte).
 
     One `find` sweep per anchor costs a pass over the block per anchor, hundreds of passes.
     Instead, a sample of the input tells how often each byte occurs in this log, and a greedy
@@ -32,8 +130,6 @@ class PythonPrefilter:
     worth comparing. Anchors whose pivots are all common here get a `find` sweep of their own, so
     no log makes this slower than the simple method. The plan is remade every few blocks.
     """
-
-    name = "python"
 
     #: Slices of the block sampled to estimate byte frequencies, and their size.
     SAMPLES, SAMPLE_SIZE = 8, 8 * 1024
@@ -46,10 +142,11 @@ class PythonPrefilter:
     _PLACE_US = 5.0
     _SWEEP_US_PER_BYTE = 0.0008
 
-    def __init__(self, anchors: Sequence[tuple[int, tuple[bytes, bool]]]) -> None:
+    def __init__(self, needles: Sequence[tuple[int, bytes, bool]]) -> None:
+        """`needles`: (index reported, bytes, caseless) each."""
         self._groups = (
-            [(i, a) for i, (a, caseless) in anchors if not caseless],
-            [(i, a.lower()) for i, (a, caseless) in anchors if caseless],
+            [(i, a) for i, a, caseless in needles if not caseless],
+            [(i, a.lower()) for i, a, caseless in needles if caseless],
         )
         self._plans: list[_Plan | None] = [None, None]
         self._blocks = 0
@@ -131,9 +228,8 @@ def _sweep(text: bytes | bytearray, needle: bytes, index: int, end: int, hits: l
     find = text.find
     pos = find(needle, 0, end)
     while pos >= 0:
-        stop = pos + len(needle)
-        hits.append((stop, index))
-        pos = find(needle, stop, end)
+        hits.append((pos + len(needle), index))
+        pos = find(needle, pos + 1, end)
 
 
 def _hs_escape(literal: bytes) -> bytes:
