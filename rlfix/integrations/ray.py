@@ -41,8 +41,9 @@ from rlfix.integrations.ray_jobs import (
     merge,
     select,
     session_jobs,
+    utc_text,
 )
-from rlfix.integrations.ray_logs import LogFile, feed_session_logs, resolve_logs_dir, since_text
+from rlfix.integrations.ray_logs import LogFile, feed_session_logs, resolve_logs_dir
 from rlfix.integrations.ray_scan import (
     SCAN_TIMEOUT,
     JobScope,
@@ -252,7 +253,7 @@ def watch_job(
     triage = Triage(kb_obj, on_new=alerter.callback(lambda: triage))
     live = Triage(kb_obj, on_new=alerter.callback(lambda: live))
     start = getattr(info, "start_time", None)
-    tail = NodeTail(live, _fetcher(url), since=since_text(start / 1000) if start else None)
+    tail = NodeTail(live, _fetcher(url), since=start / 1000 if start else None)
     deadline = time.monotonic() + timeout if timeout is not None else None
     source = f"job-driver-{info.submission_id or job_id}.log"
     followed = _follow(
@@ -459,9 +460,14 @@ def _chosen(
 
 
 def _heading(span: JobSpan) -> str:
+    """`job raysubmit_… (job 02000000): FAILED, 2026-11-23T18:43:05Z to 18:43:36Z`: UTC, as the table's times."""
+    head = f"job {span.label}" + (f": {span.status}" if span.status else "")
     window = span.window()
-    when = f", {window[0]} to {(window[1] or 'now')[11:]}" if window else ""
-    return f"job {span.label}" + (f": {span.status}" if span.status else "") + when
+    if window is None:
+        return head
+    start, until = utc_text(window[0]) or "", utc_text(window[1]) or "now"
+    # The end on the start's day is written as its time only.
+    return f"{head}, {start} to {until[11:] if until[:10] == start[:10] else until}"
 
 
 def _folder_section(
@@ -671,7 +677,7 @@ def diagnose_exception(
     else:
         node: Any = ray._private.worker.global_worker.node
         logs_dir = node.get_logs_dir_path()
-        feed_session_logs(triage, logs_dir, job_id=job_hex, since=since_text(since) if since else None)
+        feed_session_logs(triage, logs_dir, job_id=job_hex, since=since)
     if state:
         url = _state_url()
         if url:

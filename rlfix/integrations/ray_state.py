@@ -289,12 +289,13 @@ def feed_node_log(
     node_id: str,
     filename: str,
     source: str,
-    since: str | None = None,
-    until: str | None = None,
+    since: float | None = None,
+    until: float | None = None,
 ) -> None:
     """Stream one node log (its last `MAX_REMOTE_LINES` lines) from the dashboard into `triage`.
 
-    With `since` / `until`, lines outside that time are dropped (for the cluster-wide raylet / GCS logs).
+    With `since` / `until` (seconds since 1970 UTC), lines outside that time are dropped (for the
+    cluster-wide raylet / GCS logs).
     """
     import requests
 
@@ -307,7 +308,7 @@ def feed_node_log(
         if resp.status_code != 200:
             raise RuntimeError(f"HTTP {resp.status_code}: {resp.text[:200]}")
         stream: BinaryIO = _Chunks(resp.iter_content(chunk_size=1 << 20))  # type: ignore[assignment]
-        triage.feed_stream(Since(stream, since, until) if since else stream, source)  # type: ignore[arg-type]
+        triage.feed_stream(Since(stream, since, until) if since is not None else stream, source)  # type: ignore[arg-type]
 
 
 def feed_cluster_logs(
@@ -316,8 +317,8 @@ def feed_cluster_logs(
     *,
     job_id: str | None = None,
     submission_id: str | None = None,
-    since: str | None = None,
-    until: str | None = None,
+    since: float | None = None,
+    until: float | None = None,
 ) -> None:
     """Feed each alive node's signal-carrying logs (this job's only, when named) via the dashboard.
 
@@ -341,10 +342,11 @@ def feed_cluster_logs(
             rule = classify(base)
             if not rule.scan or rule.kind in ("driver", "other") or not belongs_to_job(base, job_id, submission_id):
                 continue
-            chosen.append((rule.order, name, since if rule.kind in SHARED_KINDS else None))
-        for _, name, cut in sorted(chosen, key=lambda c: (c[0], c[1])):
+            chosen.append((rule.order, name, rule.kind in SHARED_KINDS))
+        for _, name, shared in sorted(chosen, key=lambda c: (c[0], c[1])):
             try:
-                feed_node_log(triage, address, node_id, name, f"{ip}:{name}", cut, until if cut else None)
+                cut = (since, until) if shared and since is not None else (None, None)
+                feed_node_log(triage, address, node_id, name, f"{ip}:{name}", *cut)
             except Exception as exc:
                 triage.add_error(f"ray log {ip}:{name}: {_one_line(exc)}")
 
