@@ -322,3 +322,35 @@ def test_alert_on_rays_wrapper_line_waits_for_the_real_line() -> None:
     triage.feed("ValueError: reward shape mismatch again", "driver")
     alerter.tick(force=True)
     assert len(alerts) == 1  # once per root cause
+
+
+def test_last_words_from_the_parts_nodes_send_are_those_of_one_folder(tmp_path: Path) -> None:
+    """The GCS log is on the head, a worker's files on its node: each sends its part, the driver joins them."""
+    import shutil
+
+    from rlfix.integrations.ray_dead import dead_in_folder, folder_parts, from_parts
+
+    logs = _jobs_session(tmp_path)
+    head, worker = tmp_path / "head", tmp_path / "worker"
+    head.mkdir()
+    worker.mkdir()
+    shutil.copy(logs / "gcs_server.out", head / "gcs_server.out")
+    for path in logs.glob("worker-*"):
+        shutil.copy(path, worker / path.name)
+    whole = dead_in_folder(logs, "04000000")
+    window = (_local(18, 43, 38), _local(18, 43, 55))
+    joined = from_parts(
+        [("192.0.2.1", folder_parts(head, "04000000", window)), ("192.0.2.2", folder_parts(worker, "04000000"))]
+    )
+    assert len(whole) == len(joined) == 1
+    assert joined[0].actor == whole[0].actor == "Learner" and joined[0].exit_type == "SYSTEM_ERROR"
+    # The worker's own files are named by the node that holds them, as every cluster evidence line is.
+    assert joined[0].last_lines[-1] == (f"192.0.2.2:worker-{WID}-04000000-31513.out", 4, "train step 5 loss=0.3333")
+    # Outside the job's window, the head sends no exit: the worker's files alone say nothing of a death.
+    early = (_local(18, 40, 0), _local(18, 41, 0))
+    assert (
+        from_parts(
+            [("192.0.2.1", folder_parts(head, "04000000", early)), ("192.0.2.2", folder_parts(worker, "04000000"))]
+        )
+        == []
+    )

@@ -29,7 +29,7 @@ from rlfix.core import Triage
 from rlfix.errors import InputError, UsageError
 from rlfix.fleet.sections import NODE, JobReports, JobSection
 from rlfix.integrations.ray_connect import DEFAULT_TIMEOUT, bounded, ray_boundary, require_gcs
-from rlfix.integrations.ray_dead import DEATHS, dead_in_folder, dead_live, with_last_words
+from rlfix.integrations.ray_dead import DEATHS, dead_in_folder, dead_live, from_parts, with_last_words
 from rlfix.integrations.ray_jobs import (
     JobSpan,
     Ownership,
@@ -601,22 +601,27 @@ def diagnose_cluster_jobs(
             ray.shutdown()
 
 
-def _gather_jobs(kb: KnowledgeBase, scope: JobScope, errors: list[str]) -> dict[str, tuple[JobSpan, Triage]]:
+#: Per job key: its span, the triage its evidence is merged into, and each node's (ip, dead-worker part).
+Gathered = dict[str, tuple[JobSpan, Triage, list[tuple[str, Any]]]]
+
+
+def _gather_jobs(kb: KnowledgeBase, scope: JobScope, errors: list[str]) -> Gathered:
     """Every node's per-job evidence merged into one `Triage` per job (key `node` for the nodes' own)."""
-    out: dict[str, tuple[JobSpan, Triage]] = {}
+    out: Gathered = {}
     for result in on_every_node(scan_jobs_this_node, (kb, scope), errors.append, SCAN_TIMEOUT):
         parts = [(span, part) for span, part in result["jobs"]]
         if result["node"] is not None:
             parts.append((JobSpan(), result["node"]))
         for span, part in parts:
             key = span.key if span.start is not None or span.job_id or span.submission_id else NODE
-            _, triage = out.setdefault(key, (span, Triage(kb)))
+            _, triage, dead = out.setdefault(key, (span, Triage(kb), []))
             merge_lines(triage, result["ip"], part)
+            dead.append((result["ip"], part.get("dead")))
     return out
 
 
 def _job_reports(
-    gathered: dict[str, tuple[JobSpan, Triage]], kb: KnowledgeBase, url: str | None, job: str | None, errors: list[str]
+    gathered: Gathered, kb: KnowledgeBase, url: str | None, job: str | None, errors: list[str]
 ) -> JobReports:
     import ray
 
@@ -624,12 +629,13 @@ def _job_reports(
     node = None
     # This process's own connection registers a job too: it is rlfix, not one of the user's.
     own = ray.get_runtime_context().get_job_id()
-    spans = clip(span for key, (span, _) in gathered.items() if key != NODE and span.job_id != own)
+    spans = clip(span for key, (span, _, _) in gathered.items() if key != NODE and span.job_id != own)
     for span in spans:
-        triage = gathered[span.key][1]
+        _, triage, dead = gathered[span.key]
         if url and span.job_id:
             feed_state(triage, url, job_id=span.job_id, kinds=("actors",))
-        sections.append(JobSection(span.key, _heading(span), triage.report(), span.to_dict()))
+        report = with_last_words(triage.report(), from_parts(dead))
+        sections.append(JobSection(span.key, _heading(span), report, span.to_dict()))
     if job is not None and not sections:
         raise UsageError(f"no job {job!r} on this cluster (`ray job list` shows the jobs)")
     if NODE in gathered:
@@ -668,21 +674,27 @@ def diagnose_exception(
     if not ray.is_initialized():
         return triage.report()
     job_hex = ray.get_runtime_context().get_job_id()
+    dead = []
     if cluster:
         # Every node's files of this job, and its shared logs from `since` on: never another job's.
         scope = JobScope((JobSpan(job_id=job_hex, start=since),), job=job_hex, node=False)
+        parts = []
         for result in on_every_node(scan_jobs_this_node, (triage.kb, scope), triage.add_error, SCAN_TIMEOUT):
             for _span, part in result["jobs"]:
                 merge_lines(triage, result["ip"], part)
+                parts.append((result["ip"], part.get("dead")))
+        dead = from_parts(parts)
     else:
         node: Any = ray._private.worker.global_worker.node
         logs_dir = node.get_logs_dir_path()
         feed_session_logs(triage, logs_dir, job_id=job_hex, since=since)
+        dead = dead_in_folder(Path(logs_dir), job_hex)
     if state:
         url = _state_url()
         if url:
             feed_state(triage, url, job_id=job_hex, since_ms=int(since * 1000) if since else None)
-    return triage.report()
+    # The dead workers' last words, as `ray logs` and `ray cluster` give them (ray_dead.combine).
+    return with_last_words(triage.report(), dead)
 
 
 class diagnose_on_failure(contextlib.ContextDecorator):
