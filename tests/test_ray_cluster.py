@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import RunCli
+from tests.conftest import RunCli, rlfix_executable
 
 if os.environ.get("CI"):
     import ray  # noqa: F401 - in CI a missing Ray must fail the run, not skip it
@@ -38,7 +38,12 @@ SUBMITTED: dict[str, str] = {}
 #: Seconds a test job may take before the test gives up on it.
 JOB_TIMEOUT = 120
 
-PRELUDE = """
+#: Seconds the unwatched-OOM job's driver is busy before it looks at its task.
+DRIVER_BUSY_S = 15
+
+PRELUDE = (
+    f"DRIVER_BUSY_S = {DRIVER_BUSY_S}\n"
+    + """
 import hashlib, os, signal, sys, time
 import ray
 from rlfix.integrations.ray import diagnose_on_failure
@@ -56,6 +61,7 @@ def mark(report):
 
 hook = diagnose_on_failure(cluster=True, stream=open(os.devnull, "w"), on_report=mark)
 """
+)
 
 JOBS = {
     "unschedulable": """
@@ -100,6 +106,25 @@ with hook:
     print(f"sending SIGKILL to actor pid {pid}", flush=True)
     os.kill(pid, signal.SIGKILL)
     ray.get(ref)
+""",
+    # The driver does not wait on the task: only the raylet's log says it was killed, until the driver looks.
+    "oom_unwatched": """
+@ray.remote(max_retries=0)
+def generate_sequences():
+    import psutil
+    held = []
+    while psutil.virtual_memory().available > (6 << 30) and len(held) < 32:
+        held.append(b"\\x01" * (256 << 20))
+        time.sleep(0.05)
+    return f"stopped safely with {len(held) * 256} MiB held"
+
+ref = generate_sequences.remote()
+time.sleep(DRIVER_BUSY_S)  # busy elsewhere (a learner step, say)
+try:
+    ray.get(ref)
+except Exception as exc:
+    print("DRIVER-NOTICED", time.time(), type(exc).__name__, flush=True)
+    raise
 """,
     "exception": """
 @ray.remote
@@ -343,6 +368,67 @@ def test_memory_monitor_kill_is_ray_oom_killer(head: RayHead, jobs_dir: Path) ->
     assert report.top is not None, report.render("text")
     assert report.top.id == "ray-oom-killer", report.render("text")
     assert_hook(head, SUBMITTED["oom"], "ray-oom-killer")
+
+
+def test_live_alert_comes_from_the_cluster_before_the_driver_notices(
+    head: RayHead, jobs_dir: Path, run_cli: RunCli
+) -> None:
+    """The memory monitor kills a task while its driver is busy: `watch_job` and `rlfix ray job --follow`
+    alert from raylet.out (or the worker's files) before the driver hears of it, once per root cause."""
+    import threading
+    from collections import Counter
+
+    from ray.job_submission import JobSubmissionClient
+
+    from rlfix.integrations.ray import watch_job
+
+    job_id = submit(head, jobs_dir, "oom_unwatched", wait=False)
+    SUBMITTED.pop("oom_unwatched", None)  # not one of the five jobs of the done-when test
+    env = {**os.environ, "HOME": str(head.home), "NO_COLOR": "1"}
+    env.pop("RAY_ADDRESS", None)
+    cli = subprocess.Popen(
+        [*rlfix_executable(), "ray", "job", job_id, "--follow", "--address", head.dashboard_url, "-f", "json"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    cli_alerts: list[tuple[float, str]] = []
+    reader = threading.Thread(target=lambda: cli_alerts.extend((time.time(), line) for line in cli.stderr or ()))
+    reader.start()
+    alerts: list[tuple[float, str, str]] = []
+    try:
+        report = watch_job(
+            job_id,
+            address=head.dashboard_url,
+            on_alert=lambda ev, sig: alerts.append((time.time(), sig, ev.source)),
+            poll=0.5,
+            timeout=JOB_TIMEOUT,
+        )
+        out, _ = cli.communicate(timeout=JOB_TIMEOUT)
+    finally:
+        cli.kill()
+        reader.join(timeout=10)
+    noticed = [
+        float(line.split()[1])
+        for line in JobSubmissionClient(head.dashboard_url).get_job_logs(job_id).splitlines()
+        if line.startswith("DRIVER-NOTICED ")
+    ]
+    assert report.top is not None and report.top.id == "ray-oom-killer", report.render("text")
+    assert len(noticed) == 1, "the driver never saw its task fail"
+    oom = [(when, source) for when, sig, source in alerts if sig == "ray-oom-killer"]
+    assert len(oom) == 1, alerts
+    assert oom[0][1].endswith("raylet.out") or "worker-" in oom[0][1], oom
+    assert oom[0][0] < noticed[0], (oom, noticed)
+    assert max(Counter(sig for _, sig, _ in alerts).values()) == 1, alerts
+    # The command line: the same one alert, printed while the driver was still busy.
+    said = [(when, line) for when, line in cli_alerts if line.startswith("rlfix: ALERT ")]
+    assert [line.split()[2] for _, line in said].count("ray-oom-killer") == 1, said
+    assert Counter(line.split()[2] for _, line in said).most_common(1)[0][1] == 1, said
+    assert next(when for when, line in said if " ray-oom-killer " in line) < noticed[0], (said, noticed)
+    assert cli.returncode == 1 and json.loads(out)["diagnoses"][0]["id"] == "ray-oom-killer"
+    # Ray's periodic OOM summary names no job: let it land before the next job starts.
+    time.sleep(SETTLE_SECONDS)
 
 
 def test_session_logs_and_state_api(head: RayHead) -> None:

@@ -354,3 +354,19 @@ def test_last_words_from_the_parts_nodes_send_are_those_of_one_folder(tmp_path: 
         )
         == []
     )
+
+
+def test_a_dead_node_is_each_job_s_that_ran_on_it_then() -> None:
+    """A node's death goes to the jobs whose actors or tasks ran on it, inside their windows."""
+    from rlfix.integrations.ray_state import DeadNode, deaths_in_job
+
+    # The reason as Ray's GCS words it (gcs_node_manager.cc: "Node is dead because the health check failed.").
+    died = DeadNode("8b7c6e87", "192.0.2.3", "Node is dead because the health check failed.", 1_795_459_420_000)
+    unknown = DeadNode("aa01", "192.0.2.4", "no reason recorded")
+    during, before = (1_795_459_400.0, 1_795_459_430.0), (1_795_459_000.0, 1_795_459_100.0)
+    assert deaths_in_job([died, unknown], {"8b7c6e87"}, during) == [died]
+    assert deaths_in_job([died], {"8b7c6e87"}, before) == []  # it was alive while that job ran
+    assert deaths_in_job([died], {"ffff"}, during) == []  # the job never ran there
+    assert deaths_in_job([unknown], {"aa01"}, before) == [unknown]  # no time of death: the job's node
+    source, line = died.line()
+    assert source == "ray-state:node 8b7c6e87" and "is dead: Node is dead because the health check failed." in line

@@ -55,9 +55,12 @@ from rlfix.integrations.ray_scan import (
 )
 from rlfix.integrations.ray_state import (
     MAX_REMOTE_LINES,
+    DeadNode,
     alive_nodes,
     dashboard_url,
+    dead_nodes,
     feed_cluster_logs,
+    feed_job_node_deaths,
     feed_node_log,
     feed_state,
     list_node_logs,
@@ -162,6 +165,7 @@ def _feed_worker_side(triage: Triage, url: str, info: Any, span: JobSpan, *, log
             until_ms=until_ms,
             kinds=("actors", "workers"),
         )
+        feed_job_node_deaths(triage, url, info.job_id, window, _dead_nodes(url, []))
     if logs and window is not None:
         feed_cluster_logs(
             triage, url, job_id=info.job_id, submission_id=info.submission_id, since=window[0], until=window[1]
@@ -435,7 +439,8 @@ def diagnose_session_jobs(
     chosen = _chosen(spans, job, since, until, str(logs))
     files = folder_files(logs)
     owners = Ownership.of(files)
-    sections = [_folder_section(logs, files, owners, span, kb_obj, url) for span in chosen]
+    nodes = _dead_nodes(url, errors)
+    sections = [_folder_section(logs, files, owners, span, kb_obj, url, nodes) for span in chosen]
     node = None
     if job is None:
         triage = Triage(kb_obj)
@@ -471,18 +476,36 @@ def _heading(span: JobSpan) -> str:
 
 
 def _folder_section(
-    logs: Path, files: list[LogFile], owners: Ownership, span: JobSpan, kb: KnowledgeBase, url: str | None
+    logs: Path,
+    files: list[LogFile],
+    owners: Ownership,
+    span: JobSpan,
+    kb: KnowledgeBase,
+    url: str | None,
+    nodes: list[DeadNode],
 ) -> JobSection:
-    """One job of a logs folder: its files, its window of the shared logs, its dead actors and workers."""
+    """One job of a logs folder: its files, its window of the shared logs, its dead actors, workers and nodes."""
     triage = Triage(kb)
     feed_job(triage, logs, files, owners, span)
     if url and span.job_id:
         workers = frozenset(w for w, j in owners.workers.items() if j == span.job_id)
         feed_state(triage, url, job_id=span.job_id, worker_ids=workers, kinds=("actors", "workers"))
+        feed_job_node_deaths(triage, url, span.job_id, span.window(), nodes)
     report = triage.report()
     if span.job_id:
         report = with_last_words(report, dead_in_folder(logs, span.job_id))
     return JobSection(span.key, _heading(span), report, span.to_dict())
+
+
+def _dead_nodes(url: str | None, errors: list[str]) -> list[DeadNode]:
+    """The cluster's dead nodes, asked once per report (each job takes those it ran on, in its window)."""
+    if not url:
+        return []
+    try:
+        return dead_nodes(url)
+    except Exception as exc:  # the state API is alpha: its failure must not hide the log evidence
+        errors.append(f"ray state API (nodes) at {url}: {str(exc).strip().splitlines()[0][:300]}")
+        return []
 
 
 def _live_cluster(logs: os.PathLike[str]) -> str | None:
@@ -630,10 +653,12 @@ def _job_reports(
     # This process's own connection registers a job too: it is rlfix, not one of the user's.
     own = ray.get_runtime_context().get_job_id()
     spans = clip(span for key, (span, _, _) in gathered.items() if key != NODE and span.job_id != own)
+    nodes = _dead_nodes(url, errors)
     for span in spans:
         _, triage, dead = gathered[span.key]
         if url and span.job_id:
             feed_state(triage, url, job_id=span.job_id, kinds=("actors",))
+            feed_job_node_deaths(triage, url, span.job_id, span.window(), nodes)
         report = with_last_words(triage.report(), from_parts(dead))
         sections.append(JobSection(span.key, _heading(span), report, span.to_dict()))
     if job is not None and not sections:
