@@ -39,6 +39,7 @@ __all__ = [
     "YEARLESS",
     "Moment",
     "difference",
+    "epoch",
     "parse",
     "to_datetime",
     "wall",
@@ -209,6 +210,14 @@ def difference(earlier: Moment | None, later: Moment | None) -> float | None:
     if earlier.absolute and later.absolute:
         return _as_utc(later) - _as_utc(earlier)
     return None
+
+
+def epoch(moment: Moment | None) -> float | None:
+    """An absolute moment as seconds since 1970-01-01 UTC (a local stamp read in this machine's
+    zone, as `difference` does); None for a moment on the clock of one input only."""
+    if moment is None or not moment.absolute:
+        return None
+    return _as_utc(moment)
 
 
 def wall(moment: Moment) -> datetime | None:

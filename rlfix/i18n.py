@@ -371,7 +371,7 @@ ZH: dict[str, str] = {
         "；在 {what}（{lines:,} 行）里没有识别到已知故障{notes}。"
     ),
     # the fleet table (rlfix triage)
-    "rlfix triage: {jobs} jobs, {failed} failed, {causes} causes{since}": (
+    "rlfix triage: {jobs} job{s}, {failed} failed, {causes} cause{cs}{since}": (
         "rlfix triage：{jobs} 个任务，{failed} 个失败，{causes} 种原因{since}"
     ),
     " since {since} ({n} older left out)": "（{since} 之后；略去了 {n} 个更早的任务）",
@@ -379,7 +379,7 @@ ZH: dict[str, str] = {
     "kernel OOM: {text}": "内核 OOM：{text}",
     "last words ({place}): {text}": "最后的输出（{place}）：{text}",
     # one section per job of a Ray cluster (rlfix ray logs / ray cluster)
-    "{title}: {jobs} jobs, {failed} failed": "{title}：{jobs} 个任务，{failed} 个失败",
+    "{title}: {jobs} job{s}, {failed} failed": "{title}：{jobs} 个任务，{failed} 个失败",
     "findings of no job (node logs outside every job's time)": "不属于任何任务的发现（所有任务时间之外的节点日志）",
     "cause": "原因",
     "jobs": "任务数",

@@ -17,6 +17,7 @@ from rlfix.clock import (
     YEARLESS,
     Moment,
     difference,
+    epoch,
     parse,
     to_datetime,
     wall,
@@ -157,6 +158,18 @@ def test_which_moments_compare() -> None:
     assert difference(parse("893.260703", "x"), a) is None
     assert difference(parse("08-14 10:21:33", "x"), a) is None
     assert difference(None, a) is None and difference(a, None) is None
+
+
+def test_epoch_seconds_of_absolute_moments() -> None:
+    # With a zone: UTC. Without: this machine's local time, as `datetime.timestamp()` reads it.
+    assert epoch(parse("2026-11-23T18:43:08.104+02:00")) == pytest.approx(
+        datetime(2026, 11, 23, 16, 43, 8, 104000, tzinfo=timezone.utc).timestamp()
+    )
+    assert epoch(parse("2026-11-23 18:43:08,104")) == pytest.approx(
+        datetime(2026, 11, 23, 18, 43, 8, 104000).timestamp()
+    )
+    assert epoch(parse("893.260703", "x")) is None and epoch(parse("08-14 10:21:33", "x")) is None
+    assert epoch(None) is None
 
 
 @pytest.mark.parametrize(

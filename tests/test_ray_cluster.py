@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from collections.abc import Iterator
@@ -22,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import RunCli
+from tests.conftest import RunCli, rlfix_executable
 
 if os.environ.get("CI"):
     import ray  # noqa: F401 - in CI a missing Ray must fail the run, not skip it
@@ -38,7 +39,14 @@ SUBMITTED: dict[str, str] = {}
 #: Seconds a test job may take before the test gives up on it.
 JOB_TIMEOUT = 120
 
-PRELUDE = """
+#: The unwatched-OOM job's driver is busy until this file exists (the test makes it once it has its
+#: alerts), or for at most DRIVER_BUSY_S seconds.
+GO_FILE = Path(tempfile.gettempdir()) / f"rlfix-go-{os.getpid()}"
+DRIVER_BUSY_S = 90
+
+PRELUDE = (
+    f"DRIVER_BUSY_S, GO_FILE = {DRIVER_BUSY_S}, {str(GO_FILE)!r}\n"
+    + """
 import hashlib, os, signal, sys, time
 import ray
 from rlfix.integrations.ray import diagnose_on_failure
@@ -56,6 +64,7 @@ def mark(report):
 
 hook = diagnose_on_failure(cluster=True, stream=open(os.devnull, "w"), on_report=mark)
 """
+)
 
 JOBS = {
     "unschedulable": """
@@ -100,6 +109,27 @@ with hook:
     print(f"sending SIGKILL to actor pid {pid}", flush=True)
     os.kill(pid, signal.SIGKILL)
     ray.get(ref)
+""",
+    # The driver does not wait on the task: only the raylet's log says it was killed, until the driver looks.
+    "oom_unwatched": """
+@ray.remote(max_retries=0)
+def generate_sequences():
+    import psutil
+    held = []
+    while psutil.virtual_memory().available > (6 << 30) and len(held) < 32:
+        held.append(b"\\x01" * (256 << 20))
+        time.sleep(0.05)
+    return f"stopped safely with {len(held) * 256} MiB held"
+
+ref = generate_sequences.remote()
+busy_until = time.monotonic() + DRIVER_BUSY_S
+while not os.path.exists(GO_FILE) and time.monotonic() < busy_until:
+    time.sleep(0.2)  # busy elsewhere (a learner step, say)
+try:
+    ray.get(ref)
+except Exception as exc:
+    print("DRIVER-NOTICED", time.time(), type(exc).__name__, flush=True)
+    raise
 """,
     "exception": """
 @ray.remote
@@ -441,3 +471,75 @@ def test_one_job_and_a_time_window(head: RayHead, run_cli: RunCli) -> None:
 
 def _order(name: str) -> int:
     return list(SUBMITTED).index(name)
+
+
+def test_live_alert_comes_from_the_cluster_before_the_driver_notices(head: RayHead, jobs_dir: Path) -> None:
+    """The memory monitor kills a task while its driver is busy: `watch_job` and `rlfix ray job --follow`
+    alert from raylet.out (or the worker's files) before the driver hears of it, once per root cause.
+
+    Last in the module: Ray's periodic raylet summary of an OOM kill comes up to a minute later and
+    names no job, so another OOM job just before would be blamed too (docs/ray.md: limits).
+    """
+    import threading
+    from collections import Counter
+
+    from ray.job_submission import JobSubmissionClient
+
+    from rlfix.integrations.ray import watch_job
+
+    GO_FILE.unlink(missing_ok=True)
+    job_id = submit(head, jobs_dir, "oom_unwatched", wait=False)
+    SUBMITTED.pop("oom_unwatched", None)  # not one of the five jobs of the done-when test
+    env = {**os.environ, "HOME": str(head.home), "NO_COLOR": "1"}
+    env.pop("RAY_ADDRESS", None)
+    cli = subprocess.Popen(
+        [*rlfix_executable(), "ray", "job", job_id, "--follow", "--address", head.dashboard_url, "-f", "json"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    cli_alerts: list[tuple[float, str]] = []
+    alerts: list[tuple[float, str, str]] = []
+
+    def go_when_both_alerted() -> None:
+        # The driver stays busy until both faces have alerted: then it looks, and learns of the kill.
+        if any(sig == "ray-oom-killer" for _, sig, _ in alerts) and any(" ray-oom-killer " in x for _, x in cli_alerts):
+            GO_FILE.touch()
+
+    def read_cli() -> None:
+        for line in cli.stderr or ():
+            cli_alerts.append((time.time(), line))
+            go_when_both_alerted()
+
+    def on_alert(ev: Any, sig: str) -> None:
+        alerts.append((time.time(), sig, ev.source))
+        go_when_both_alerted()
+
+    reader = threading.Thread(target=read_cli)
+    reader.start()
+    try:
+        report = watch_job(job_id, address=head.dashboard_url, on_alert=on_alert, poll=0.5, timeout=JOB_TIMEOUT)
+        out, _ = cli.communicate(timeout=JOB_TIMEOUT)
+    finally:
+        cli.kill()
+        reader.join(timeout=10)
+        GO_FILE.unlink(missing_ok=True)
+    noticed = [
+        float(line.split()[1])
+        for line in JobSubmissionClient(head.dashboard_url).get_job_logs(job_id).splitlines()
+        if line.startswith("DRIVER-NOTICED ")
+    ]
+    assert report.top is not None and report.top.id == "ray-oom-killer", report.render("text")
+    assert len(noticed) == 1, "the driver never saw its task fail"
+    oom = [(when, source) for when, sig, source in alerts if sig == "ray-oom-killer"]
+    assert len(oom) == 1, alerts
+    assert oom[0][1].endswith("raylet.out") or "worker-" in oom[0][1], oom
+    assert oom[0][0] < noticed[0], (oom, noticed)
+    assert max(Counter(sig for _, sig, _ in alerts).values()) == 1, alerts
+    # The command line: the same one alert, printed while the driver was still busy.
+    said = [(when, line) for when, line in cli_alerts if line.startswith("rlfix: ALERT ")]
+    assert [line.split()[2] for _, line in said].count("ray-oom-killer") == 1, said
+    assert Counter(line.split()[2] for _, line in said).most_common(1)[0][1] == 1, said
+    assert next(when for when, line in said if " ray-oom-killer " in line) < noticed[0], (said, noticed)
+    assert cli.returncode == 1 and json.loads(out)["diagnoses"][0]["id"] == "ray-oom-killer"

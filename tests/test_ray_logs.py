@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import io
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
 from rlfix.core import Triage
 from rlfix.errors import InputError
+from rlfix.integrations.ray_jobs import utc_text
 from rlfix.integrations.ray_logs import (
     Since,
     belongs_to_job,
@@ -167,8 +169,6 @@ WID = "7933049bcf58bc556e912f2df74d4a5ea56f64c1d304ab0f73ae7a2c"
 
 
 def _jobs_session(tmp_path: Path) -> Path:
-    from datetime import datetime
-
     logs = tmp_path / "logs"
     (logs / "events").mkdir(parents=True)
     (logs / "jobs").mkdir()
@@ -185,6 +185,11 @@ def _jobs_session(tmp_path: Path) -> Path:
     return logs
 
 
+def _local(hour: int, minute: int, second: int, millis: int = 0) -> float:
+    """A wall time of the fixture's day as this machine's zone reads it (Ray writes local times)."""
+    return datetime(2026, 11, 23, hour, minute, second, millis * 1000).timestamp()
+
+
 def test_jobs_and_windows_come_from_rays_own_files(tmp_path: Path) -> None:
     from rlfix.integrations.ray_jobs import session_jobs
 
@@ -193,7 +198,10 @@ def test_jobs_and_windows_come_from_rays_own_files(tmp_path: Path) -> None:
     assert set(spans) == {"raysubmit_aEkz", "04000000"}
     sub = spans["raysubmit_aEkz"]
     assert sub.job_id == "02000000" and sub.status == "FAILED"  # registered inside the submission's window
-    assert sub.window() == ("2026-11-23 18:43:05", "2026-11-23 18:43:36")  # end + 1 s + 10 s after, rounded out
+    # From the start's second to the end + 1 s (events give seconds) + 10 s after + 1 s of slack.
+    assert sub.window() == (_local(18, 43, 5), _local(18, 43, 36))
+    # Shown as rlfix shows every time of a fleet or a cluster: UTC.
+    assert sub.to_dict()["start"] == utc_text(_local(18, 43, 5))
     assert spans["04000000"].submission_id is None
 
 
@@ -226,8 +234,11 @@ def test_job_reports_render_in_every_format(tmp_path: Path) -> None:
     reports = diagnose_session_jobs(_jobs_session(tmp_path), job="02000000")
     assert [s.job for s in reports.sections] == ["raysubmit_aEkz"] and reports.node is None
     text = reports.render("text")
-    assert text.startswith("rlfix: Ray session: 1 jobs, 1 failed")
-    assert "=== job raysubmit_aEkz (job 02000000): FAILED, 2026-11-23 18:43:05 to 18:43:36 ===" in text
+    assert text.startswith("rlfix: Ray session: 1 job, 1 failed")
+    assert reports.render("text", lang="zh").startswith("rlfix: Ray session：1 个任务，1 个失败")
+    start, until = utc_text(_local(18, 43, 5)), utc_text(_local(18, 43, 36))
+    assert start is not None and until is not None
+    assert f"=== job raysubmit_aEkz (job 02000000): FAILED, {start} to {until[11:]} ===" in text
     assert "## job raysubmit" in reports.render("markdown")
     doc = json.loads(reports.render("json"))
     assert doc["jobs"][0]["report"]["diagnoses"][0]["id"] == "ray-unschedulable"
@@ -241,10 +252,49 @@ def test_job_reports_render_in_every_format(tmp_path: Path) -> None:
 
 def test_window_filter_keeps_line_numbers_and_its_complement() -> None:
     raw = RAYLET.encode()
-    inside = Since(io.BytesIO(raw), windows=(("2026-11-23 18:43:05", "2026-11-23 18:43:30"),)).read()
-    outside = Since(io.BytesIO(raw), windows=(("2026-11-23 18:43:05", "2026-11-23 18:43:30"),), outside=True).read()
+    window = ((_local(18, 43, 5), _local(18, 43, 30)),)
+    inside = Since(io.BytesIO(raw), windows=window).read()
+    outside = Since(io.BytesIO(raw), windows=window, outside=True).read()
     assert inside.split(b"\n")[1].startswith(b"[2026-11-23 18:43:08") and not inside.split(b"\n")[0]
     assert not outside.split(b"\n")[1] and outside.split(b"\n")[2].startswith(b"[2026-11-23 18:44:25")
+
+
+def test_window_filter_reads_times_on_one_clock_to_the_millisecond() -> None:
+    """Stamps are read by rlfix.clock: fractions count, and a stamp with a zone is put on UTC."""
+    lines = [
+        b"[2026-11-23 18:43:08,104 W 1 1] (raylet) inside by 104 ms\n",
+        b"[2026-11-23 18:43:08,900 W 1 1] (raylet) after the window's end\n",
+        b"2026-11-23 18:43:07,006\tINFO job_supervisor.py:375 -- python logging, inside\n",
+        b"2026-11-23T18:43:08.050Z utc, inside only if this machine's zone is UTC\n",
+    ]
+    kept = Since(io.BytesIO(b"".join(lines)), _local(18, 43, 7), _local(18, 43, 8, 500)).read().split(b"\n")
+    assert kept[0] == lines[0].rstrip() and kept[1] == b"" and kept[2] == lines[2].rstrip()
+    utc = datetime(2026, 11, 23, 18, 43, 8, 50000, tzinfo=timezone.utc).timestamp()
+    assert (kept[3] != b"") == (_local(18, 43, 7) <= utc <= _local(18, 43, 8, 500))
+    # A stamp given as text is read by the same rules (no zone: this machine's local time).
+    assert Since(io.BytesIO(lines[0]), "2026-11-23 18:43:08,200").read() == b"\n"
+    with pytest.raises(InputError, match="not a date and time"):
+        Since(io.BytesIO(b""), "yesterday")
+
+
+def test_windows_hold_in_any_zone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The files' local stamps and the job events' epoch seconds meet on one clock in any zone."""
+    import time
+
+    from rlfix.integrations.ray import diagnose_session_jobs
+
+    for zone in ("Asia/Shanghai", "America/Los_Angeles"):
+        monkeypatch.setenv("TZ", zone)
+        time.tzset()
+        try:
+            reports = diagnose_session_jobs(_jobs_session(tmp_path / zone.replace("/", "-")))
+        finally:
+            monkeypatch.undo()
+            time.tzset()
+        gpu = reports.get("raysubmit_aEkz")
+        assert gpu is not None and gpu.top is not None and gpu.top.id == "ray-unschedulable", zone
+        assert reports.node is not None and reports.node.report.top is not None
+        assert reports.node.report.top.id == "ray-oom-killer", zone
 
 
 def test_alert_on_rays_wrapper_line_waits_for_the_real_line() -> None:
@@ -272,3 +322,51 @@ def test_alert_on_rays_wrapper_line_waits_for_the_real_line() -> None:
     triage.feed("ValueError: reward shape mismatch again", "driver")
     alerter.tick(force=True)
     assert len(alerts) == 1  # once per root cause
+
+
+def test_last_words_from_the_parts_nodes_send_are_those_of_one_folder(tmp_path: Path) -> None:
+    """The GCS log is on the head, a worker's files on its node: each sends its part, the driver joins them."""
+    import shutil
+
+    from rlfix.integrations.ray_dead import dead_in_folder, folder_parts, from_parts
+
+    logs = _jobs_session(tmp_path)
+    head, worker = tmp_path / "head", tmp_path / "worker"
+    head.mkdir()
+    worker.mkdir()
+    shutil.copy(logs / "gcs_server.out", head / "gcs_server.out")
+    for path in logs.glob("worker-*"):
+        shutil.copy(path, worker / path.name)
+    whole = dead_in_folder(logs, "04000000")
+    window = (_local(18, 43, 38), _local(18, 43, 55))
+    joined = from_parts(
+        [("192.0.2.1", folder_parts(head, "04000000", window)), ("192.0.2.2", folder_parts(worker, "04000000"))]
+    )
+    assert len(whole) == len(joined) == 1
+    assert joined[0].actor == whole[0].actor == "Learner" and joined[0].exit_type == "SYSTEM_ERROR"
+    # The worker's own files are named by the node that holds them, as every cluster evidence line is.
+    assert joined[0].last_lines[-1] == (f"192.0.2.2:worker-{WID}-04000000-31513.out", 4, "train step 5 loss=0.3333")
+    # Outside the job's window, the head sends no exit: the worker's files alone say nothing of a death.
+    early = (_local(18, 40, 0), _local(18, 41, 0))
+    assert (
+        from_parts(
+            [("192.0.2.1", folder_parts(head, "04000000", early)), ("192.0.2.2", folder_parts(worker, "04000000"))]
+        )
+        == []
+    )
+
+
+def test_a_dead_node_is_each_job_s_that_ran_on_it_then() -> None:
+    """A node's death goes to the jobs whose actors or tasks ran on it, inside their windows."""
+    from rlfix.integrations.ray_state import DeadNode, deaths_in_job
+
+    # The reason as Ray's GCS words it (gcs_node_manager.cc: "Node is dead because the health check failed.").
+    died = DeadNode("8b7c6e87", "192.0.2.3", "Node is dead because the health check failed.", 1_795_459_420_000)
+    unknown = DeadNode("aa01", "192.0.2.4", "no reason recorded")
+    during, before = (1_795_459_400.0, 1_795_459_430.0), (1_795_459_000.0, 1_795_459_100.0)
+    assert deaths_in_job([died, unknown], {"8b7c6e87"}, during) == [died]
+    assert deaths_in_job([died], {"8b7c6e87"}, before) == []  # it was alive while that job ran
+    assert deaths_in_job([died], {"ffff"}, during) == []  # the job never ran there
+    assert deaths_in_job([unknown], {"aa01"}, before) == [unknown]  # no time of death: the job's node
+    source, line = died.line()
+    assert source == "ray-state:node 8b7c6e87" and "is dead: Node is dead because the health check failed." in line

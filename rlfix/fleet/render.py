@@ -77,12 +77,15 @@ def _headline(fleet: Fleet, lang: str) -> str:
     since = (
         phrase(" since {since} ({n} older left out)", lang, since=fleet.since, n=fleet.filtered) if fleet.since else ""
     )
+    jobs, causes = len(fleet.jobs), len(fleet.groups)
     return phrase(
-        "rlfix triage: {jobs} jobs, {failed} failed, {causes} causes{since}",
+        "rlfix triage: {jobs} job{s}, {failed} failed, {causes} cause{cs}{since}",
         lang,
-        jobs=len(fleet.jobs),
+        jobs=jobs,
+        s="" if jobs == 1 else "s",
         failed=fleet.failed,
-        causes=len(fleet.groups),
+        causes=causes,
+        cs="" if causes == 1 else "s",
         since=since,
     )
 

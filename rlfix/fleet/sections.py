@@ -116,8 +116,14 @@ class JobReports:
 
     def _headline(self, lang: str) -> str:
         failed = sum(1 for s in self.sections if s.report.failed)
+        jobs = len(self.sections)
         return phrase(
-            "{title}: {jobs} jobs, {failed} failed", lang, title=self.title, jobs=len(self.sections), failed=failed
+            "{title}: {jobs} job{s}, {failed} failed",
+            lang,
+            title=self.title,
+            jobs=jobs,
+            s="" if jobs == 1 else "s",
+            failed=failed,
         )
 
     def _render_text(self, options: dict[str, Any]) -> str:

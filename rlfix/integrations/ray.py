@@ -29,7 +29,7 @@ from rlfix.core import Triage
 from rlfix.errors import InputError, UsageError
 from rlfix.fleet.sections import NODE, JobReports, JobSection
 from rlfix.integrations.ray_connect import DEFAULT_TIMEOUT, bounded, ray_boundary, require_gcs
-from rlfix.integrations.ray_dead import DEATHS, dead_in_folder, dead_live, with_last_words
+from rlfix.integrations.ray_dead import DEATHS, dead_in_folder, dead_live, from_parts, with_last_words
 from rlfix.integrations.ray_jobs import (
     JobSpan,
     Ownership,
@@ -41,8 +41,9 @@ from rlfix.integrations.ray_jobs import (
     merge,
     select,
     session_jobs,
+    utc_text,
 )
-from rlfix.integrations.ray_logs import LogFile, feed_session_logs, resolve_logs_dir, since_text
+from rlfix.integrations.ray_logs import LogFile, feed_session_logs, resolve_logs_dir
 from rlfix.integrations.ray_scan import (
     SCAN_TIMEOUT,
     JobScope,
@@ -54,9 +55,12 @@ from rlfix.integrations.ray_scan import (
 )
 from rlfix.integrations.ray_state import (
     MAX_REMOTE_LINES,
+    DeadNode,
     alive_nodes,
     dashboard_url,
+    dead_nodes,
     feed_cluster_logs,
+    feed_job_node_deaths,
     feed_node_log,
     feed_state,
     list_node_logs,
@@ -161,6 +165,7 @@ def _feed_worker_side(triage: Triage, url: str, info: Any, span: JobSpan, *, log
             until_ms=until_ms,
             kinds=("actors", "workers"),
         )
+        feed_job_node_deaths(triage, url, info.job_id, window, _dead_nodes(url, []))
     if logs and window is not None:
         feed_cluster_logs(
             triage, url, job_id=info.job_id, submission_id=info.submission_id, since=window[0], until=window[1]
@@ -252,7 +257,7 @@ def watch_job(
     triage = Triage(kb_obj, on_new=alerter.callback(lambda: triage))
     live = Triage(kb_obj, on_new=alerter.callback(lambda: live))
     start = getattr(info, "start_time", None)
-    tail = NodeTail(live, _fetcher(url), since=since_text(start / 1000) if start else None)
+    tail = NodeTail(live, _fetcher(url), since=start / 1000 if start else None)
     deadline = time.monotonic() + timeout if timeout is not None else None
     source = f"job-driver-{info.submission_id or job_id}.log"
     followed = _follow(
@@ -434,7 +439,8 @@ def diagnose_session_jobs(
     chosen = _chosen(spans, job, since, until, str(logs))
     files = folder_files(logs)
     owners = Ownership.of(files)
-    sections = [_folder_section(logs, files, owners, span, kb_obj, url) for span in chosen]
+    nodes = _dead_nodes(url, errors)
+    sections = [_folder_section(logs, files, owners, span, kb_obj, url, nodes) for span in chosen]
     node = None
     if job is None:
         triage = Triage(kb_obj)
@@ -459,24 +465,47 @@ def _chosen(
 
 
 def _heading(span: JobSpan) -> str:
+    """`job raysubmit_… (job 02000000): FAILED, 2026-11-23T18:43:05Z to 18:43:36Z`: UTC, as the table's times."""
+    head = f"job {span.label}" + (f": {span.status}" if span.status else "")
     window = span.window()
-    when = f", {window[0]} to {(window[1] or 'now')[11:]}" if window else ""
-    return f"job {span.label}" + (f": {span.status}" if span.status else "") + when
+    if window is None:
+        return head
+    start, until = utc_text(window[0]) or "", utc_text(window[1]) or "now"
+    # The end on the start's day is written as its time only.
+    return f"{head}, {start} to {until[11:] if until[:10] == start[:10] else until}"
 
 
 def _folder_section(
-    logs: Path, files: list[LogFile], owners: Ownership, span: JobSpan, kb: KnowledgeBase, url: str | None
+    logs: Path,
+    files: list[LogFile],
+    owners: Ownership,
+    span: JobSpan,
+    kb: KnowledgeBase,
+    url: str | None,
+    nodes: list[DeadNode],
 ) -> JobSection:
-    """One job of a logs folder: its files, its window of the shared logs, its dead actors and workers."""
+    """One job of a logs folder: its files, its window of the shared logs, its dead actors, workers and nodes."""
     triage = Triage(kb)
     feed_job(triage, logs, files, owners, span)
     if url and span.job_id:
         workers = frozenset(w for w, j in owners.workers.items() if j == span.job_id)
         feed_state(triage, url, job_id=span.job_id, worker_ids=workers, kinds=("actors", "workers"))
+        feed_job_node_deaths(triage, url, span.job_id, span.window(), nodes)
     report = triage.report()
     if span.job_id:
         report = with_last_words(report, dead_in_folder(logs, span.job_id))
     return JobSection(span.key, _heading(span), report, span.to_dict())
+
+
+def _dead_nodes(url: str | None, errors: list[str]) -> list[DeadNode]:
+    """The cluster's dead nodes, asked once per report (each job takes those it ran on, in its window)."""
+    if not url:
+        return []
+    try:
+        return dead_nodes(url)
+    except Exception as exc:  # the state API is alpha: its failure must not hide the log evidence
+        errors.append(f"ray state API (nodes) at {url}: {str(exc).strip().splitlines()[0][:300]}")
+        return []
 
 
 def _live_cluster(logs: os.PathLike[str]) -> str | None:
@@ -595,22 +624,27 @@ def diagnose_cluster_jobs(
             ray.shutdown()
 
 
-def _gather_jobs(kb: KnowledgeBase, scope: JobScope, errors: list[str]) -> dict[str, tuple[JobSpan, Triage]]:
+#: Per job key: its span, the triage its evidence is merged into, and each node's (ip, dead-worker part).
+Gathered = dict[str, tuple[JobSpan, Triage, list[tuple[str, Any]]]]
+
+
+def _gather_jobs(kb: KnowledgeBase, scope: JobScope, errors: list[str]) -> Gathered:
     """Every node's per-job evidence merged into one `Triage` per job (key `node` for the nodes' own)."""
-    out: dict[str, tuple[JobSpan, Triage]] = {}
+    out: Gathered = {}
     for result in on_every_node(scan_jobs_this_node, (kb, scope), errors.append, SCAN_TIMEOUT):
         parts = [(span, part) for span, part in result["jobs"]]
         if result["node"] is not None:
             parts.append((JobSpan(), result["node"]))
         for span, part in parts:
             key = span.key if span.start is not None or span.job_id or span.submission_id else NODE
-            _, triage = out.setdefault(key, (span, Triage(kb)))
+            _, triage, dead = out.setdefault(key, (span, Triage(kb), []))
             merge_lines(triage, result["ip"], part)
+            dead.append((result["ip"], part.get("dead")))
     return out
 
 
 def _job_reports(
-    gathered: dict[str, tuple[JobSpan, Triage]], kb: KnowledgeBase, url: str | None, job: str | None, errors: list[str]
+    gathered: Gathered, kb: KnowledgeBase, url: str | None, job: str | None, errors: list[str]
 ) -> JobReports:
     import ray
 
@@ -618,12 +652,15 @@ def _job_reports(
     node = None
     # This process's own connection registers a job too: it is rlfix, not one of the user's.
     own = ray.get_runtime_context().get_job_id()
-    spans = clip(span for key, (span, _) in gathered.items() if key != NODE and span.job_id != own)
+    spans = clip(span for key, (span, _, _) in gathered.items() if key != NODE and span.job_id != own)
+    nodes = _dead_nodes(url, errors)
     for span in spans:
-        triage = gathered[span.key][1]
+        _, triage, dead = gathered[span.key]
         if url and span.job_id:
             feed_state(triage, url, job_id=span.job_id, kinds=("actors",))
-        sections.append(JobSection(span.key, _heading(span), triage.report(), span.to_dict()))
+            feed_job_node_deaths(triage, url, span.job_id, span.window(), nodes)
+        report = with_last_words(triage.report(), from_parts(dead))
+        sections.append(JobSection(span.key, _heading(span), report, span.to_dict()))
     if job is not None and not sections:
         raise UsageError(f"no job {job!r} on this cluster (`ray job list` shows the jobs)")
     if NODE in gathered:
@@ -662,21 +699,27 @@ def diagnose_exception(
     if not ray.is_initialized():
         return triage.report()
     job_hex = ray.get_runtime_context().get_job_id()
+    dead = []
     if cluster:
         # Every node's files of this job, and its shared logs from `since` on: never another job's.
         scope = JobScope((JobSpan(job_id=job_hex, start=since),), job=job_hex, node=False)
+        parts = []
         for result in on_every_node(scan_jobs_this_node, (triage.kb, scope), triage.add_error, SCAN_TIMEOUT):
             for _span, part in result["jobs"]:
                 merge_lines(triage, result["ip"], part)
+                parts.append((result["ip"], part.get("dead")))
+        dead = from_parts(parts)
     else:
         node: Any = ray._private.worker.global_worker.node
         logs_dir = node.get_logs_dir_path()
-        feed_session_logs(triage, logs_dir, job_id=job_hex, since=since_text(since) if since else None)
+        feed_session_logs(triage, logs_dir, job_id=job_hex, since=since)
+        dead = dead_in_folder(Path(logs_dir), job_hex)
     if state:
         url = _state_url()
         if url:
             feed_state(triage, url, job_id=job_hex, since_ms=int(since * 1000) if since else None)
-    return triage.report()
+    # The dead workers' last words, as `ray logs` and `ray cluster` give them (ray_dead.combine).
+    return with_last_words(triage.report(), dead)
 
 
 class diagnose_on_failure(contextlib.ContextDecorator):

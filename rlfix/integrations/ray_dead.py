@@ -12,18 +12,22 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Container, Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from rlfix.clock import epoch, parse
 from rlfix.details import DeadWorker
+from rlfix.integrations.ray_logs import Window
 from rlfix.report import Diagnosis, Report
 
 #: Lines kept from the end of each of a dead worker's .err and .out.
 LAST_LINES = 4
 #: Dead workers kept per job (the earliest first).
 MAX_DEAD = 8
+#: Unintended exits a node sends from its GCS log when it does not know the job's workers.
+MAX_EXITS = 256
 #: Diagnoses that the dead workers' last words belong to.
 DEATHS = frozenset({"ray-actor-died", "ray-oom-killer", "host-oom-sigkill"})
 
@@ -35,6 +39,7 @@ _SIGKILL = re.compile(r"sending (SIGKILL) to pgid=(\d+) worker_id=(\w+)")
 _WORKER_FILE = re.compile(r"^worker-([0-9a-f]+)-([0-9a-f]+)-(\d+)\.(out|err)$")
 _MARKER = re.compile(r"^:(job_id|actor_name|task_name):(.*)$")
 _INTENDED = ("INTENDED_USER_EXIT", "INTENDED_SYSTEM_EXIT")
+_STAMP = re.compile(r"^\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?)")
 
 
 def last_lines(lines: Iterable[str], source: str) -> tuple[str | None, tuple[tuple[str, int, str], ...]]:
@@ -59,32 +64,120 @@ def _read(path: Path) -> Iterator[str]:
         return
 
 
-def dead_in_folder(logs: Path, job_id: str) -> list[DeadWorker]:
-    """The job's workers that died unintentionally, from a session's logs folder."""
+def worker_tails(logs: Path, job_id: str) -> dict[str, dict[str, Any]]:
+    """The job's workers that have files in this folder: worker id -> pid, actor class, last lines.
+
+    Plain data (it travels back from a scan task on another node): `{"pid": int, "actor": str | None,
+    "tail": [[file, line, text], ...]}`, the `.err`'s lines before the `.out`'s.
+    """
     files: dict[str, list[Path]] = {}
     for path in sorted(logs.glob("worker-*")):
         m = _WORKER_FILE.match(path.name)
         if m and m.group(2) == job_id:
             files.setdefault(m.group(1), []).append(path)
-    if not files:
-        return []
-    signals = {m.group(3): m.group(1) for m in _matches(logs / "raylet.out", "sending SIG", _SIGKILL)}
-    dead = []
-    for m in _matches(logs / "gcs_server.out", "Reporting worker exit", _EXIT):
-        wid, _node, ip, exit_type, detail = m.groups()
-        if wid not in files or exit_type in _INTENDED:
-            continue
+    tails: dict[str, dict[str, Any]] = {}
+    for wid, paths in files.items():
         actor: str | None = None
-        tail: list[tuple[str, int, str]] = []
-        for path in sorted(files[wid], key=lambda p: not p.name.endswith(".err")):
+        tail: list[list[Any]] = []
+        for path in sorted(paths, key=lambda p: not p.name.endswith(".err")):
             named, lines = last_lines(_read(path), path.name)
             actor = actor or named
-            tail.extend(lines)
-        pid = int(_WORKER_FILE.match(files[wid][0].name).group(3))  # type: ignore[union-attr]
-        dead.append(_dead(wid, pid, actor, ip, exit_type, detail, signals.get(wid), tuple(tail)))
+            tail.extend(list(line) for line in lines)
+        pid = int(_WORKER_FILE.match(paths[0].name).group(3))  # type: ignore[union-attr]
+        tails[wid] = {"pid": pid, "actor": actor, "tail": tail}
+    return tails
+
+
+def worker_exits(
+    logs: Path, wids: Container[str] | None = None, window: Window | None = None, limit: int = MAX_EXITS
+) -> dict[str, list[str]]:
+    """Unintended worker exits `gcs_server.out` reports, in file order: worker id -> [ip, exit type, detail].
+
+    `wids` keeps those workers only; `window` (seconds since 1970 UTC) those reported then (a node
+    that holds the GCS log but not the job's worker files sends the exits of the job's time, at most
+    `limit`).
+    """
+    exits: dict[str, list[str]] = {}
+    for line, m in _matches(logs / "gcs_server.out", "Reporting worker exit", _EXIT):
+        wid, _node, ip, exit_type, detail = m.groups()
+        if exit_type in _INTENDED or (wids is not None and wid not in wids) or not _within(line, window):
+            continue
+        exits[wid] = [ip, exit_type, detail.strip()[:300]]
+        if len(exits) >= limit:
+            break
+    return exits
+
+
+def kill_signals(logs: Path, wids: Container[str] | None = None) -> dict[str, str]:
+    """Worker id -> the signal the raylet says it sent (`raylet.out`, "sending SIGKILL to pgid=…")."""
+    return {
+        m.group(3): m.group(1)
+        for _line, m in _matches(logs / "raylet.out", "sending SIG", _SIGKILL)
+        if wids is None or m.group(3) in wids
+    }
+
+
+def _within(line: str, window: Window | None) -> bool:
+    if window is None:
+        return True
+    stamp = _STAMP.match(line)
+    when = epoch(parse(stamp.group(1))) if stamp else None
+    start, until = window
+    return when is None or ((start is None or when >= start) and (until is None or when <= until))
+
+
+def combine(
+    tails: Mapping[str, Mapping[str, Any]], exits: Mapping[str, list[str]], signals: Mapping[str, str]
+) -> list[DeadWorker]:
+    """The dead workers: each exit of a worker with files of the job, with its last lines and signal.
+
+    The one place last words are put together, for a folder (`dead_in_folder`) and for the parts
+    every node of a cluster sends back (`from_parts`).
+    """
+    dead = []
+    for wid, (ip, exit_type, detail) in exits.items():
+        if wid not in tails:
+            continue
+        mine = tails[wid]
+        tail = tuple((str(f), int(n), str(t)) for f, n, t in mine["tail"])
+        dead.append(_dead(wid, mine["pid"], mine["actor"], ip, exit_type, detail, signals.get(wid), tail))
         if len(dead) >= MAX_DEAD:
             break
     return dead
+
+
+def dead_in_folder(logs: Path, job_id: str) -> list[DeadWorker]:
+    """The job's workers that died unintentionally, from a session's logs folder."""
+    tails = worker_tails(logs, job_id)
+    if not tails:
+        return []
+    return combine(tails, worker_exits(logs, tails), kill_signals(logs, tails))
+
+
+def folder_parts(logs: Path, job_id: str, window: Window | None = None) -> dict[str, Any]:
+    """What one node of a cluster knows of a job's dead workers (plain data, bounded), for `from_parts`.
+
+    A worker's files and the raylet that killed it are on its node; the GCS log, which reports every
+    exit, is on the head: each node sends its part and the driver joins them.
+    """
+    tails = worker_tails(logs, job_id)
+    return {"tails": tails, "exits": worker_exits(logs, window=window), "signals": kill_signals(logs, tails)}
+
+
+def from_parts(parts: Iterable[tuple[str, Mapping[str, Any] | None]]) -> list[DeadWorker]:
+    """The dead workers from each node's `folder_parts` (node ip, part): worker files named `<ip>:<file>`."""
+    tails: dict[str, dict[str, Any]] = {}
+    exits: dict[str, list[str]] = {}
+    signals: dict[str, str] = {}
+    for ip, part in parts:
+        if not part:
+            continue
+        for wid, mine in part["tails"].items():
+            tails[wid] = {**mine, "tail": [[f"{ip}:{f}", n, t] for f, n, t in mine["tail"]]}
+        for wid, exit_record in part["exits"].items():
+            exits.setdefault(wid, exit_record)
+        signals.update(part["signals"])
+    return combine(tails, exits, signals)
 
 
 def _dead(
@@ -97,6 +190,7 @@ def _dead(
     signal: str | None,
     tail: tuple[tuple[str, int, str], ...],
 ) -> DeadWorker:
+    """A `DeadWorker`; the memory monitor's kills say SIGKILL even where no raylet line did."""
     if signal is None and exit_type == "NODE_OUT_OF_MEMORY":
         signal = "SIGKILL"  # the memory monitor's kill (worker_killing_policy, node_manager.cc)
     return DeadWorker(
@@ -111,12 +205,12 @@ def _dead(
     )
 
 
-def _matches(path: Path, needle: str, pattern: re.Pattern[str]) -> Iterator[re.Match[str]]:
+def _matches(path: Path, needle: str, pattern: re.Pattern[str]) -> Iterator[tuple[str, re.Match[str]]]:
     for line in _read(path):
         if needle in line:
             m = pattern.search(line)
             if m:
-                yield m
+                yield line, m
 
 
 def dead_live(address: str, job_id: str, fetch: Any, nodes: list[tuple[str, str]]) -> list[DeadWorker]:

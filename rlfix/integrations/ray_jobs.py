@@ -18,14 +18,16 @@ import Ray.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from rlfix.clock import epoch, parse
 from rlfix.core import Triage
 from rlfix.integrations.ray_logs import (
     SHARED_KINDS,
@@ -34,25 +36,24 @@ from rlfix.integrations.ray_logs import (
     Window,
     feed_session_logs,
     session_log_files,
-    since_text,
     time_cut,
 )
 
 #: Seconds after a job ends that its shared-log lines still belong to it (Ray reports a kill or a
 #: dropped lease a moment after the driver exits), unless another job starts sooner.
 AFTER_END_S = 10.0
+#: Seconds a window reaches past its end (see `JobSpan.window`).
+WINDOW_SLACK = 1.0
 
-_REGISTER = re.compile(
-    r"^\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}),(\d{3}).*Registering job\. job_id=(\w+) driver_pid=(\d+)"
-)
-_FINISH = re.compile(r"^\[(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}),(\d{3}).*Marking job as finished\. job_id=(\w+)")
+_REGISTER = re.compile(r"^\[([\d:, -]+?) [IWEF] .*Registering job\. job_id=(\w+) driver_pid=(\d+)")
+_FINISH = re.compile(r"^\[([\d:, -]+?) [IWEF] .*Marking job as finished\. job_id=(\w+)")
 _SUPERVISOR_JOB = re.compile(r"\bjob_id=(\w+)")
 _STATUS = re.compile(r"^Completed a ray job (\S+) with a status (\w+)\.\s*(.*)", re.S)
 _WORKER_FILE = re.compile(r"^worker-([0-9a-f]+)-([0-9a-f]+)-(\d+)\.(?:out|err)$")
 _CORE_WORKER = re.compile(r"^python-core-worker-([0-9a-f]+)_\d+\.log$")
 _CORE_DRIVER = re.compile(r"^python-core-driver-([0-9a-f]{8})f*_\d+\.log$")
 _DRIVER_FILE = re.compile(r"^job-driver-(.+)\.log$")
-_STAMP = re.compile(r"^\[?(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})")
+_STAMP = re.compile(r"^\[?(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d+)?)")
 
 
 @dataclass(frozen=True)
@@ -82,22 +83,25 @@ class JobSpan:
         return self.key
 
     def window(self) -> Window | None:
-        """The window as `Since` compares times (local "YYYY-MM-DD HH:MM:SS"), None without a start."""
+        """The window of the shared logs, in seconds since 1970 UTC (`Since`); None without a start.
+
+        Ray's job events give whole seconds, so the window starts at its start's second; it ends
+        `WINDOW_SLACK` after `until` (a process stamps a line a moment before it is written).
+        """
         if self.start is None:
             return None
         until = self.until if self.until is not None else (self.end + AFTER_END_S if self.end else None)
-        # Node logs print times to the millisecond and `Since` compares to the second: round outwards.
-        return since_text(self.start), since_text(until + 1) if until is not None else None
+        return float(math.floor(self.start)), until + WINDOW_SLACK if until is not None else None
 
     def to_dict(self) -> dict[str, Any]:
-        """The job as JSON: ids, window (ISO local time), Ray's status and message."""
+        """The job as JSON: ids, window (ISO 8601 UTC, as `rlfix triage` writes times), Ray's status and message."""
         window = self.window()
         return {
             "job": self.key,
             "submission_id": self.submission_id,
             "job_id": self.job_id,
-            "start": window[0] if window else None,
-            "until": window[1] if window else None,
+            "start": utc_text(window[0]) if window else None,
+            "until": utc_text(window[1]) if window else None,
             "status": self.status,
             "message": self.message.splitlines()[0] if self.message else "",
         }
@@ -121,8 +125,16 @@ def clip(spans: Iterable[JobSpan], after_end: float = AFTER_END_S) -> list[JobSp
 # --- spans from the files ----------------------------------------------------------------
 
 
-def _epoch(stamp: str, millis: str = "0") -> float:
-    return datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S").timestamp() + int(millis) / 1000
+def utc_text(seconds: float | None) -> str | None:
+    """A time as rlfix shows times of a fleet or a cluster: ISO 8601 UTC to the second (`…T18:43:05Z`)."""
+    if seconds is None:
+        return None
+    return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _epoch(stamp: str) -> float | None:
+    """A node log's stamp (local time, no zone) as seconds since 1970 UTC, by `rlfix.clock`'s rules."""
+    return epoch(parse(stamp))
 
 
 def _lines(path: Path) -> Iterator[str]:
@@ -141,12 +153,13 @@ def _driver_jobs(logs: Path) -> dict[str, list[Any]]:
             if "job_id=" not in line:
                 continue
             m = _REGISTER.match(line)
-            if m:
-                found[m.group(3)] = [_epoch(m.group(1), m.group(2)), None, int(m.group(4))]
+            registered = _epoch(m.group(1)) if m else None
+            if m and registered is not None:
+                found[m.group(2)] = [registered, None, int(m.group(3))]
                 continue
             m = _FINISH.match(line)
-            if m and m.group(3) in found:
-                found[m.group(3)][1] = _epoch(m.group(1), m.group(2))
+            if m and m.group(2) in found:
+                found[m.group(2)][1] = _epoch(m.group(1))
     return found
 
 
@@ -344,7 +357,7 @@ def node_files(files: list[LogFile], spans: list[JobSpan], owners: Ownership) ->
 def job_cut(span: JobSpan) -> Cut | None:
     """Shared logs through the job's window (a job without a known start reads none of them)."""
     window = span.window()
-    return time_cut(None, windows=(window,)) if window else time_cut(None, windows=(("9999", "9999"),))
+    return time_cut(None, windows=(window,) if window else ((math.inf, math.inf),))
 
 
 def folder_files(logs: str | os.PathLike[str]) -> list[LogFile]:
@@ -374,11 +387,11 @@ def feed_node(
 
     With `since` / `until` (epoch seconds), only shared-log lines in that time are read.
     """
-    windows = [w for w in (s.window() for s in spans) if w is not None]
+    windows: list[Window] = [w for w in (s.window() for s in spans) if w is not None]
     if since is not None:
-        windows.append(("0000", since_text(since)))
+        windows.append((None, since))
     if until is not None:
-        windows.append((since_text(until), "9999"))
+        windows.append((until, None))
     cut = time_cut(None, windows=tuple(windows), outside=True)
     mine = set(node_files(files, spans, owners))
     # Asked for a time, the node's own timestamped files are cut to it too.

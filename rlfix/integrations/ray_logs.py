@@ -10,15 +10,16 @@ and its tail only. This module does not import Ray: it works on a copied folder 
 from __future__ import annotations
 
 import fnmatch
+import math
 import os
 import re
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import BinaryIO
 
+from rlfix.clock import epoch, parse
 from rlfix.core import Triage
 from rlfix.errors import InputError
 from rlfix.read.inputs import Input, Problem, expand
@@ -178,38 +179,60 @@ class _HeadTail:
 
 #: Kinds of file shared by every job of a cluster: with `since`, their older lines are dropped.
 SHARED_KINDS = frozenset({"raylet", "gcs", "autoscaler", "runtime-env-setup"})
-_STAMP = re.compile(rb"^\[?(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})")
+# The dated stamps Ray's files start lines with: its C++ and Python logs (`[2026-11-23 18:43:08,104`),
+# Python logging (`2026-11-23 18:43:07,006\tINFO`), ISO 8601 with a zone. `rlfix.clock` reads them.
+_STAMP = re.compile(rb"^\[?(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})([.,]\d{1,9})?(Z|[+-]\d{2}:?\d{2})?")
+_MAX_CACHED = 4096
+
+#: A time window in seconds since 1970 UTC; None is open on that side.
+Window = tuple[float | None, float | None]
 
 
-Window = tuple[str, "str | None"]
+def at(value: float | str | None) -> float | None:
+    """A time as seconds since 1970 UTC: a number as it is, a stamp read by `rlfix.clock` (no zone:
+    this machine's local time, as the node logs write it); raise `InputError` for text that is no time."""
+    if value is None or isinstance(value, (int, float)):
+        return None if value is None else float(value)
+    seconds = epoch(parse(value))
+    if seconds is None:
+        raise InputError(f"{value!r} is not a date and time (give e.g. 2026-11-22 01:20:00)")
+    return seconds
+
+
+def _bound(value: float | str | None, open_end: float) -> float:
+    seconds = at(value)
+    return open_end if seconds is None else seconds
 
 
 class Since:
-    """A binary stream passing only lines logged from `since` (to `until`), as "YYYY-MM-DD HH:MM:SS" local time.
+    """A binary stream passing only lines logged from `since` (to `until`), or inside `windows`.
 
     Raylet and GCS logs hold every job's history; a job's diagnosis must not blame it for a
-    memory-monitor kill an hour earlier, or after it ended. Lines without a timestamp follow
-    the previous line. A dropped line leaves an empty line in its place, so every line kept
-    has its own line number in the file (`raylet.out:214`, not its rank among the kept ones).
-    With `outside`, the lines of none of the `windows` pass instead (the node's own findings,
-    which belong to no job), and lines before the first timestamp pass too.
+    memory-monitor kill an hour earlier, or after it ended. Times are compared on one clock
+    (`rlfix.clock`: seconds since 1970 UTC; a stamp without a zone is this machine's local time,
+    as Ray writes it), to the fraction the stamp gives. Lines without a timestamp follow the
+    previous line. A dropped line leaves an empty line in its place, so every line kept has its
+    own line number in the file (`raylet.out:214`, not its rank among the kept ones). With
+    `outside`, the lines of none of the `windows` pass instead (the node's own findings, which
+    belong to no job), and lines before the first timestamp pass too.
     """
 
     def __init__(
         self,
         raw: BinaryIO,
-        since: str | None = None,
-        until: str | None = None,
+        since: float | str | None = None,
+        until: float | str | None = None,
         *,
-        windows: tuple[Window, ...] = (),
+        windows: tuple[tuple[float | str | None, float | str | None], ...] = (),
         outside: bool = False,
     ) -> None:
         self._raw = raw
         spans = windows if since is None else ((since, until), *windows)
-        self._windows = tuple((a.encode("ascii"), b.encode("ascii") if b else None) for a, b in spans)
+        self._windows = tuple((_bound(a, -math.inf), _bound(b, math.inf)) for a, b in spans)
         self._outside = outside
         self._carry = b""
         self._keep = outside
+        self._seconds: dict[bytes, float | None] = {}
 
     def read(self, n: int = -1) -> bytes:
         while True:
@@ -223,21 +246,29 @@ class Since:
             if out:
                 return out
 
+    def _time(self, m: re.Match[bytes]) -> float | None:
+        # Lines of one second share their parse: the fraction is added to the second's time.
+        key = m.group(1) + (m.group(3) or b"")
+        seconds = self._seconds.get(key, -1.0)
+        if seconds == -1.0:
+            if len(self._seconds) >= _MAX_CACHED:
+                self._seconds.clear()
+            seconds = self._seconds[key] = epoch(parse(key.decode("ascii")))
+        if seconds is None:
+            return None
+        fraction = m.group(2)
+        return seconds + (float(b"0." + fraction[1:]) if fraction else 0.0)
+
     def _filter(self, lines: list[bytes]) -> bytes:
         kept = []
         for line in lines:
             m = _STAMP.match(line)
-            if m:
-                stamp = m.group(1)
-                inside = any(stamp >= a and (b is None or stamp <= b) for a, b in self._windows)
+            when = self._time(m) if m else None
+            if when is not None:
+                inside = any(a <= when <= b for a, b in self._windows)
                 self._keep = inside != self._outside
             kept.append(line if self._keep else b"\n" * line.endswith(b"\n"))
         return b"".join(kept)
-
-
-def since_text(epoch_seconds: float) -> str:
-    """A timestamp as the node logs write it (local time), for `Since`."""
-    return datetime.fromtimestamp(epoch_seconds).strftime("%Y-%m-%d %H:%M:%S")
 
 
 #: Wraps the stream of a shared (cluster-wide) log: a `Since` over it, or the stream as is.
@@ -245,7 +276,11 @@ Cut = Callable[[BinaryIO], BinaryIO]
 
 
 def time_cut(
-    since: str | None, until: str | None = None, *, windows: tuple[Window, ...] = (), outside: bool = False
+    since: float | str | None,
+    until: float | str | None = None,
+    *,
+    windows: tuple[Window, ...] = (),
+    outside: bool = False,
 ) -> Cut | None:
     """The `Cut` passing the lines of shared logs inside `since`..`until` or `windows` (or outside them all)."""
     if since is None and not windows and not outside:
@@ -258,7 +293,7 @@ def feed_log_file(
     log: LogFile,
     source: str,
     max_bytes: int = MAX_FILE_BYTES,
-    since: str | None = None,
+    since: float | str | None = None,
     *,
     cut: Cut | None = None,
     cut_all: bool = False,
@@ -308,7 +343,7 @@ def feed_session_logs(
     job_id: str | None = None,
     submission_id: str | None = None,
     max_bytes: int = MAX_FILE_BYTES,
-    since: str | None = None,
+    since: float | str | None = None,
     cut: Cut | None = None,
     keep: Callable[[LogFile], bool] | None = None,
     cut_all: bool = False,
@@ -316,7 +351,8 @@ def feed_session_logs(
     """Feed the signal-carrying files of a logs folder to `triage`; return the files read.
 
     Sources are named by their path relative to the folder, after `prefix` (e.g. `10.0.0.3:`).
-    With `since` (see `since_text`), lines of the cluster-wide logs older than it are skipped;
+    With `since` (seconds since 1970 UTC, or a stamp: see `at`), lines of the cluster-wide logs
+    older than it are skipped;
     `cut` filters those logs instead (a job's time window; every file's with `cut_all`), and
     `keep` chooses the files.
     """

@@ -145,8 +145,10 @@ class JobScope:
 def scan_jobs_this_node(kb: KnowledgeBase | None, scope: JobScope) -> dict[str, Any]:
     """Run inside a Ray task: one `compact` per job of this node's logs (and the node's own), never a log.
 
-    The jobs are those of `scope.spans` (the Jobs API's) and those this node's files name.
+    The jobs are those of `scope.spans` (the Jobs API's) and those this node's files name. Each
+    job's part carries what this node knows of its dead workers (`ray_dead.folder_parts`) under `dead`.
     """
+    from rlfix.integrations.ray_dead import folder_parts
     from rlfix.integrations.ray_jobs import Ownership, feed_job, feed_node, folder_files, merge, select, session_jobs
 
     where = _node_identity()
@@ -159,7 +161,9 @@ def scan_jobs_this_node(kb: KnowledgeBase | None, scope: JobScope) -> dict[str, 
     for span in chosen:
         triage = Triage(kb)
         feed_job(triage, logs, files, owners, span)
-        jobs.append((span, _compact_with_context(triage, str(logs))))
+        part = _compact_with_context(triage, str(logs))
+        part["dead"] = folder_parts(logs, span.job_id, span.window()) if span.job_id else None
+        jobs.append((span, part))
     node = None
     if scope.node:
         triage = Triage(kb)

@@ -17,6 +17,7 @@ import socket
 import time
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from rlfix.core import Triage
@@ -167,8 +168,23 @@ def actor_lines(address: str, *, job_id: str | None = None) -> Iterator[tuple[st
                     yield source, prefix + line
 
 
-def node_lines(address: str) -> Iterator[tuple[str, str]]:
-    """(source, line) for each dead node, with Ray's reason."""
+@dataclass(frozen=True)
+class DeadNode:
+    """A node the state API reports dead: its id, ip, Ray's reason, and when it died (ms since 1970)."""
+
+    node_id: str
+    ip: str
+    reason: str
+    end_ms: int | None = None
+
+    def line(self) -> tuple[str, str]:
+        """(source, line) in the words Ray uses for a dead node."""
+        text = f"The node with node id: {self.node_id} and address: {self.ip} is dead: {self.reason}"
+        return f"ray-state:node {self.node_id}", f"(raylet, ip={self.ip}) {text}"
+
+
+def dead_nodes(address: str) -> list[DeadNode]:
+    """Every dead node, with Ray's reason and its time of death."""
     from ray.util.state import list_nodes
 
     nodes = list_nodes(
@@ -179,13 +195,68 @@ def node_lines(address: str) -> Iterator[tuple[str, str]]:
         timeout=TIMEOUT,
         raise_on_missing_output=False,
     )
-    for n in nodes:
-        nid, ip = _field(n, "node_id"), _field(n, "node_ip")
-        reason = _field(n, "state_message") or "no reason recorded"
-        yield (
-            f"ray-state:node {nid}",
-            f"(raylet, ip={ip}) The node with node id: {nid} and address: {ip} is dead: {reason}",
+    return [
+        DeadNode(
+            str(_field(n, "node_id")),
+            str(_field(n, "node_ip")),
+            str(_field(n, "state_message") or "no reason recorded"),
+            _field(n, "end_time_ms") or None,
         )
+        for n in nodes
+    ]
+
+
+def node_lines(address: str) -> Iterator[tuple[str, str]]:
+    """(source, line) for each dead node, with Ray's reason."""
+    for node in dead_nodes(address):
+        yield node.line()
+
+
+def job_node_ids(address: str, job_id: str) -> set[str]:
+    """The nodes a job's actors and tasks ran on (the state API records each one's node)."""
+    from ray.util.state import list_actors, list_tasks
+
+    options: dict[str, Any] = {"address": address, "limit": MAX_RECORDS, "timeout": TIMEOUT}
+    found: set[str] = set()
+    for lister in (list_actors, list_tasks):
+        records = lister(filters=[("job_id", "=", job_id)], raise_on_missing_output=False, **options)
+        found.update(str(_field(r, "node_id")) for r in records if _field(r, "node_id"))
+    return found
+
+
+def deaths_in_job(
+    nodes: list[DeadNode], on: set[str], window: tuple[float | None, float | None] | None
+) -> list[DeadNode]:
+    """The dead nodes a job ran on (`on`: node ids) that died inside its window (seconds since 1970 UTC).
+
+    A node whose time of death is unknown counts when the job ran on it; a job without a window
+    (no start known) takes the deaths of its nodes whenever they happened.
+    """
+    start, until = window if window is not None else (None, None)
+    chosen = []
+    for node in nodes:
+        if node.node_id not in on:
+            continue
+        when = node.end_ms / 1000 if node.end_ms else None
+        if when is None or ((start is None or when >= start) and (until is None or when <= until)):
+            chosen.append(node)
+    return chosen
+
+
+def feed_job_node_deaths(
+    triage: Triage, address: str, job_id: str, window: tuple[float | None, float | None] | None, nodes: list[DeadNode]
+) -> None:
+    """Feed the deaths of the nodes a job ran on, inside its window; a failing call is noted, not raised."""
+    if not nodes:
+        return
+    try:
+        on = job_node_ids(address, job_id)
+    except Exception as exc:  # the state API is alpha: its failure must not hide the log evidence
+        triage.add_error(f"ray state API (nodes of job {job_id}) at {address}: {_one_line(exc)}")
+        return
+    for node in deaths_in_job(nodes, on, window):
+        source, line = node.line()
+        triage.feed(line, source)
 
 
 def _cause_messages(cause: Any) -> Iterator[str]:
@@ -289,12 +360,13 @@ def feed_node_log(
     node_id: str,
     filename: str,
     source: str,
-    since: str | None = None,
-    until: str | None = None,
+    since: float | None = None,
+    until: float | None = None,
 ) -> None:
     """Stream one node log (its last `MAX_REMOTE_LINES` lines) from the dashboard into `triage`.
 
-    With `since` / `until`, lines outside that time are dropped (for the cluster-wide raylet / GCS logs).
+    With `since` / `until` (seconds since 1970 UTC), lines outside that time are dropped (for the
+    cluster-wide raylet / GCS logs).
     """
     import requests
 
@@ -307,7 +379,7 @@ def feed_node_log(
         if resp.status_code != 200:
             raise RuntimeError(f"HTTP {resp.status_code}: {resp.text[:200]}")
         stream: BinaryIO = _Chunks(resp.iter_content(chunk_size=1 << 20))  # type: ignore[assignment]
-        triage.feed_stream(Since(stream, since, until) if since else stream, source)  # type: ignore[arg-type]
+        triage.feed_stream(Since(stream, since, until) if since is not None else stream, source)  # type: ignore[arg-type]
 
 
 def feed_cluster_logs(
@@ -316,8 +388,8 @@ def feed_cluster_logs(
     *,
     job_id: str | None = None,
     submission_id: str | None = None,
-    since: str | None = None,
-    until: str | None = None,
+    since: float | None = None,
+    until: float | None = None,
 ) -> None:
     """Feed each alive node's signal-carrying logs (this job's only, when named) via the dashboard.
 
@@ -341,10 +413,11 @@ def feed_cluster_logs(
             rule = classify(base)
             if not rule.scan or rule.kind in ("driver", "other") or not belongs_to_job(base, job_id, submission_id):
                 continue
-            chosen.append((rule.order, name, since if rule.kind in SHARED_KINDS else None))
-        for _, name, cut in sorted(chosen, key=lambda c: (c[0], c[1])):
+            chosen.append((rule.order, name, rule.kind in SHARED_KINDS))
+        for _, name, shared in sorted(chosen, key=lambda c: (c[0], c[1])):
             try:
-                feed_node_log(triage, address, node_id, name, f"{ip}:{name}", cut, until if cut else None)
+                cut = (since, until) if shared and since is not None else (None, None)
+                feed_node_log(triage, address, node_id, name, f"{ip}:{name}", *cut)
             except Exception as exc:
                 triage.add_error(f"ray log {ip}:{name}: {_one_line(exc)}")
 

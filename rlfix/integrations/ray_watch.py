@@ -17,12 +17,14 @@ coloured "ray::Actor.method()" prefix); an alert raised on such a line waits up 
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rlfix.alerts import Alert
+from rlfix.clock import epoch, parse
 from rlfix.core import Triage
 from rlfix.kb.load import KnowledgeBase
 from rlfix.model import Evidence
@@ -36,7 +38,7 @@ MAX_FILES = 32
 
 _WRAPPER = re.compile(r"ray\.exceptions\.\w+\(\w*\)?:?|(?:\x1b\[36m)?ray::[\w.]+\(\)")
 _WORKER_FILE = re.compile(r"^worker-([0-9a-f]+)-([0-9a-f]+)-(\d+)\.(?:out|err)$")
-_STAMP = re.compile(r"^\[?(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})")
+_STAMP = re.compile(r"^\[?(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?)")
 
 
 def is_wrapper(text: str) -> bool:
@@ -105,8 +107,8 @@ class NodeTail:
 
     triage: Triage
     fetch: Fetch
-    #: The job's start as node logs write times ("YYYY-MM-DD HH:MM:SS", local): older raylet lines are skipped.
-    since: str | None = None
+    #: The job's start (seconds since 1970 UTC): older raylet lines are skipped.
+    since: float | None = None
     files: dict[tuple[str, str], _File] = field(default_factory=dict)
     _keep: dict[tuple[str, str], bool] = field(default_factory=dict)
 
@@ -137,8 +139,10 @@ class NodeTail:
 
     def _in_window(self, key: tuple[str, str], line: str) -> bool:
         m = _STAMP.match(line)
-        if m:
-            self._keep[key] = self.since is None or m.group(1) >= self.since
+        when = epoch(parse(m.group(1))) if m else None
+        if when is not None:
+            # A line's stamp is to the millisecond and the job's start to the second it began in.
+            self._keep[key] = self.since is None or when >= math.floor(self.since)
         return self._keep.get(key, False)
 
 
