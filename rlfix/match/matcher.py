@@ -26,7 +26,7 @@ from rlfix.kb.anchors import derive_anchors
 from rlfix.kb.load import KnowledgeBase
 from rlfix.match.engines import Prefilter, make_prefilter
 from rlfix.match.normalize import normalize
-from rlfix.model import LazyRegex, Line, Match, Pattern
+from rlfix.model import SEARCH_TIMEOUTS, LazyRegex, Line, Match, Pattern
 
 #: Bytes read per block. Memory is a small multiple of this, whatever the log's size.
 BLOCK_SIZE = 4 * 1024 * 1024
@@ -41,6 +41,8 @@ WINDOW = 8 * 1024
 REGEX_TIMEOUT = 0.05
 #: Pruned prefilters a Matcher keeps (each a compiled literal set).
 MAX_PRUNED = 16
+#: Bytes scanned between two rebuilds of a scan's prefilter without its finished probes' anchors.
+REBUILD_BYTES = 64 * 1024 * 1024
 #: Lines up to this long are remembered when no pattern matched them (a repeated warning is
 #: checked once), and this many of them per scan.
 QUIET_LINE_BYTES = 2048
@@ -179,6 +181,7 @@ class Budget:
         self._stale = False
         self._head: Prefilter | None = matcher.prefilter
         self._body: Prefilter | None = None
+        self._scanned = self._built_at = 0
         #: Physical lines (or `\r` segments) decoded and checked against the patterns.
         self.candidates = 0
         #: Repeats of a known line counted by `on_repeat` without being checked again.
@@ -218,6 +221,10 @@ class Budget:
             if left <= 1:
                 self._kill(index)
 
+    def dead_now(self) -> frozenset[int]:
+        """The anchors no live probe needs, as of now (for work sent to other processes)."""
+        return self._matcher.dead_anchors(self.dead)
+
     def assume_dead(self, anchors: frozenset[int]) -> None:
         """Leave `anchors` out of the scan (a worker told which anchors the whole scan no longer needs)."""
         self.dead_anchors = anchors
@@ -227,11 +234,18 @@ class Budget:
         self.dead.add(index)
         self._stale = True
 
-    def refresh(self, position: int) -> Prefilter:
-        """The prefilter for a block starting at `position` of its input: without the anchors no
-        live probe needs there."""
-        if self._stale:
+    def refresh(self, position: int, size: int = 0) -> Prefilter:
+        """The prefilter for a block of `size` bytes starting at `position` of its input: without
+        the anchors no live probe needs there.
+
+        Finished probes leave it at most once per REBUILD_BYTES scanned: compiling a literal set
+        costs tens of milliseconds, and probes finish one by one (the check of each line drops a
+        finished probe's hits anyway, so the answers do not depend on when this happens).
+        """
+        self._scanned += size
+        if self._stale and self._scanned - self._built_at >= REBUILD_BYTES:
             self._stale = False
+            self._built_at = self._scanned
             self.dead_anchors = self._matcher.dead_anchors(self.dead)
             self._body = self._head = None
         if position < self._matcher.head_limit:
@@ -393,7 +407,7 @@ class Matcher:
         end = len(block) if end is None else end
         if on_block is not None:
             on_block(block, end)
-        prefilter = budget.refresh(base) if budget is not None else self.prefilter
+        prefilter = budget.refresh(base, end) if budget is not None else self.prefilter
         hits = prefilter.scan(block, end)
         if not hits:
             return 0, first_line
@@ -446,7 +460,7 @@ class Matcher:
         `position` is where it starts in its input (the bytes fed before it)."""
         data = raw.encode("utf-8", "surrogateescape") if isinstance(raw, str) else raw
         data = data.rstrip(b"\n")
-        prefilter = budget.refresh(position) if budget is not None else self.prefilter
+        prefilter = budget.refresh(position, len(data)) if budget is not None else self.prefilter
         hits = prefilter.scan(data, len(data))
         if hits:
             self._candidate(data, sorted(hits), number, source, sink, budget, -1, position)
@@ -529,7 +543,10 @@ class Matcher:
                     return
             budget.candidates += 1
         line = normalize(segment.decode("utf-8", "replace"), source, number)
+        timeouts = SEARCH_TIMEOUTS[0]
         found = self._verify(line, anchors, sink, budget, offset, position) if line.message or line.text else ()
+        if SEARCH_TIMEOUTS[0] != timeouts:
+            return  # an abandoned search proves nothing about the line's repeats
         if key is not None and budget is not None and all(self._repeatable[p] for p in found):
             budget.remember(key, found, line if found and _plain(line, segment) else None)
 

@@ -23,6 +23,8 @@ from rlfix.match.matcher import Budget, Matcher, scan_buffers
 RANGE_BYTES = 32 * 1024 * 1024
 #: Files smaller than this are sent to a worker together, up to RANGE_BYTES or BATCH_FILES per task.
 BATCH_FILES = 256
+#: Tasks sent between two updates of the anchors workers leave out (finished probes').
+DEAD_EVERY = 4
 #: Bytes read at a time when looking for the newline that ends a range.
 _PROBE = 64 * 1024
 
@@ -178,6 +180,8 @@ class PieceScanner:
         self._batch: list[Piece] = []
         self._batch_bytes = 0
         self._tasks: deque[tuple[list[Piece], Future[list[PieceScan]]]] = deque()
+        self._sent = 0
+        self._dead: frozenset[int] = frozenset()
 
     def submit(self, piece: Piece) -> None:
         """Queue `piece`; small pieces wait to be sent together."""
@@ -193,7 +197,11 @@ class PieceScanner:
         batch, self._batch, self._batch_bytes = self._batch, [], 0
         if self._pool is None:
             self._pool = ProcessPoolExecutor(self._jobs, initializer=_init_worker, initargs=(self._factory,))
-        self._tasks.append((batch, self._pool.submit(_scan_task, batch, self._budget.dead_anchors)))
+        if self._sent % DEAD_EVERY == 0:
+            # A new set of anchors costs each worker a compile: send one every few tasks.
+            self._dead = self._budget.dead_now()
+        self._sent += 1
+        self._tasks.append((batch, self._pool.submit(_scan_task, batch, self._dead)))
 
     @property
     def in_flight(self) -> int:
