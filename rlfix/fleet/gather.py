@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Union
@@ -76,6 +75,8 @@ def summaries(
         for job in jobs:
             yield scan_job(job, settings, kb)
         return
+    from concurrent.futures import Future, ProcessPoolExecutor  # only when a pool is started
+
     with ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(kb,)) as pool:
         pending: deque[Future[JobSummary]] = deque()
         for job in jobs:

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import BinaryIO, NamedTuple
+from typing import TYPE_CHECKING, BinaryIO, NamedTuple
+
+if TYPE_CHECKING:  # the process pool is imported only when one is started
+    from concurrent.futures import Executor, Future
 
 from rlfix.match.matcher import Budget, Matcher, scan_buffers
 
@@ -196,6 +198,8 @@ class PieceScanner:
             return
         batch, self._batch, self._batch_bytes = self._batch, [], 0
         if self._pool is None:
+            from concurrent.futures import ProcessPoolExecutor
+
             self._pool = ProcessPoolExecutor(self._jobs, initializer=_init_worker, initargs=(self._factory,))
         if self._sent % DEAD_EVERY == 0:
             # A new set of anchors costs each worker a compile: send one every few tasks.
