@@ -21,7 +21,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -323,33 +323,32 @@ def is_shared(log: LogFile) -> bool:
 
 def job_files(files: list[LogFile], span: JobSpan, owners: Ownership) -> list[LogFile]:
     """A job's own files, and the shared logs (read through the job's window)."""
-    chosen = []
-    for log in files:
-        if not log.rule.scan:
-            continue
-        driver = _DRIVER_FILE.match(log.name)
-        if driver:
-            mine = driver.group(1) == span.submission_id
-        else:
-            mine = is_shared(log) or (span.job_id is not None and owners.job_of(log.name) == span.job_id)
-        if mine:
-            chosen.append(log)
-    return chosen
+
+    def mine(log: LogFile) -> bool:
+        return is_shared(log) or (span.job_id is not None and owners.job_of(log.name) == span.job_id)
+
+    return _select(files, lambda submission: submission == span.submission_id, mine)
 
 
 def node_files(files: list[LogFile], spans: list[JobSpan], owners: Ownership) -> list[LogFile]:
     """The files no job owns (idle workers, Ray's own actors, other logs) and the shared logs."""
     ids = {s.job_id for s in spans if s.job_id}
     subs = {s.submission_id for s in spans if s.submission_id}
+
+    def unowned(log: LogFile) -> bool:
+        return is_shared(log) or owners.job_of(log.name) not in ids
+
+    return _select(files, lambda submission: submission not in subs, unowned)
+
+
+def _select(files: list[LogFile], driver: Callable[[str], bool], other: Callable[[LogFile], bool]) -> list[LogFile]:
+    """The scanned files a selection keeps: job drivers by their submission id, the rest by `other`."""
     chosen = []
     for log in files:
         if not log.rule.scan:
             continue
-        driver = _DRIVER_FILE.match(log.name)
-        if driver:
-            if driver.group(1) not in subs:
-                chosen.append(log)
-        elif is_shared(log) or owners.job_of(log.name) not in ids:
+        submitted = _DRIVER_FILE.match(log.name)
+        if driver(submitted.group(1)) if submitted else other(log):
             chosen.append(log)
     return chosen
 
