@@ -16,7 +16,7 @@ from rlfix.conclude import Observations, conclude
 from rlfix.details import ExitStatus
 from rlfix.errors import InputError
 from rlfix.kb.load import KnowledgeBase, load_knowledge
-from rlfix.match.matcher import Budget, Hit, Matcher, Probe, ProbeKind, scan_buffers
+from rlfix.match.matcher import NUMPY_AFTER, Budget, Hit, Matcher, Probe, ProbeKind, scan_buffers
 from rlfix.match.parallel import ParallelFeed
 from rlfix.match.ranges import Candidate
 from rlfix.model import Evidence, Kind, LazyRegex, Line
@@ -106,6 +106,8 @@ class Triage:
         self._dated: dict[str, Moment] = {}
         self._order = 0
         self._sources: list[SourceStats] = []
+        # Bytes of the inputs read so far: past NUMPY_AFTER, numpy counts lines even in small files.
+        self._read = 0
         self._errors: list[str] = []
         self._feed_source = self._feed_raw = "<lines>"
         self._feed_lines = self._feed_bytes = 0
@@ -141,8 +143,15 @@ class Triage:
         if self._buffers is None:
             self._buffers = scan_buffers()
         lines, size = self.matcher.scan_stream(
-            stream, source, self._sink, budget=self._budget, on_block=self._on_block, buffers=self._buffers
+            stream,
+            source,
+            self._sink,
+            budget=self._budget,
+            on_block=self._on_block,
+            buffers=self._buffers,
+            fast=self._read >= NUMPY_AFTER,
         )
+        self._read += size
         self._sources.append(SourceStats(source, lines, size))
         for watch in (self._bare, self._last_error):
             watch.judge_blocks(source, self._blocks, self._block_seq)
@@ -157,7 +166,7 @@ class Triage:
                 if self._buffers is None:
                     self._buffers = scan_buffers()
                 lines, size = self.matcher.scan_stream(
-                    fh, source, self._sink, budget=self._budget, buffers=self._buffers
+                    fh, source, self._sink, budget=self._budget, buffers=self._buffers, fast=self._read >= NUMPY_AFTER
                 )
                 self.end_file(source, lines, size)
         except OSError as exc:
@@ -174,6 +183,7 @@ class Triage:
 
     def end_file(self, source: str, lines: int, size: int) -> None:
         """Finish the file `begin_file` started: record it and judge how it ended."""
+        self._read += size
         self._sources.append(SourceStats(source, lines, size))
         view, self._file = self._file, None
         if view is not None:
@@ -341,17 +351,19 @@ class Triage:
             if moment is not None and moment.absolute:
                 self._dated[source] = moment
 
-    def _repeat(self, probes: tuple[Probe, ...], line: Line) -> bool:
+    def _repeat(self, probes: tuple[Probe, ...], line: Line, again: bool) -> bool:
         """Count a repeat of a line these signatures matched before, when that is all the full path
-        would do with it: no new input, no new sample, no timeline point, no traceback to close."""
+        would do with it: no new input, no new sample, no timeline point, no traceback to close.
+        `again`: the matcher vouches that it is the same as the last repeat counted (see `RepeatHook`)."""
         tallies = [self._tallies.get(p.owner) for p in probes]
-        for probe, tally in zip(probes, tallies, strict=True):
-            if tally is None or not tally.seen_source(line.source) or self._draws(probe.owner):
+        if not again:
+            for probe, tally in zip(probes, tallies, strict=True):
+                if tally is None or not tally.seen_source(line.source) or self._draws(probe.owner):
+                    return False
+            if self._tracebacks.open_streams:
                 return False
-        if self._tracebacks.open_streams:
-            return False
-        if line.source not in self._dated:
-            self._date(line.timestamp, line.source)
+            if line.source not in self._dated:
+                self._date(line.timestamp, line.source)
         for tally in tallies:
             assert tally is not None
             self._order += 1

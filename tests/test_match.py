@@ -80,3 +80,24 @@ def test_newline_counting_with_and_without_numpy(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(match_mod, "_numpy", None)
     assert match_mod.count_newlines(data, end) == plain
     assert match_mod._numpy not in (None, False)
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_line_numbers_between_far_apart_candidates(mini_kb: KnowledgeBase, fast: bool) -> None:
+    """With `fast`, numpy counts the long stretches between two candidate lines; same numbers."""
+    if fast:
+        pytest.importorskip("numpy")
+    lines = [f"step {i} loss 0.{i % 7}" for i in range(20_000)]
+    wanted = {5: 0, 6: 1, 4_000: 0, 4_001: 0, 19_999: 1}  # line index -> which failure
+    failures = [
+        "RuntimeError: CUDA error: an illegal memory access was encountered",
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",
+    ]
+    for index, which in wanted.items():
+        lines[index] = failures[which]
+    data = ("\n".join(lines) + "\n").encode()
+    matcher = Matcher.for_knowledge(mini_kb)
+    hits: list[Hit] = []
+    matcher.scan_stream(io.BytesIO(data), "x.log", hits.append, fast=fast)
+    assert sorted(h.line.number for h in hits) == [i + 1 for i in sorted(wanted)]
+    assert min(b - a for a, b in zip(sorted(wanted), sorted(wanted)[1:])) < 8  # close ones too

@@ -54,6 +54,54 @@ def test_repeats_counted_without_a_recheck_give_the_same_report() -> None:
     assert unschedulable["count"] == 1000
 
 
+def _runs_of_the_same_warning() -> list[str]:
+    """Runs of one warning between lines that hold no anchor, broken by a traceback, another
+    worker's warning and a second input: the shapes the "same as the last repeat" shortcut sees."""
+    quiet = "(WorkerDict pid=4001, ip=10.0.0.1) step:{i} - actor/pg_loss:0.{i}"
+    traceback = [
+        "Traceback (most recent call last):",
+        '  File "/home/user/train.py", line 3, in <module>',
+        "ValueError: bad batch {i}",
+    ]
+    first, second = [], []
+    for i in range(900):
+        first.append(quiet.format(i=i))
+        if i % 2 == 0:
+            first.append(WARNING.format(m=i // 60, s=i % 60, g=i % 3))
+        if i in (300, 301, 650):
+            first.extend(line.format(i=i) for line in traceback)
+        if i == 500:  # another worker's warnings inside a traceback still being printed
+            first.extend([traceback[0], traceback[1], first[-1], first[-1], traceback[2].format(i=i)])
+        if i % 97 == 0:
+            first.append(RANKED.format(r=i % 8, n=i))
+        second.append(WARNING.format(m=i // 60, s=i % 60, g=1))
+    return ["\n".join(first) + "\n", "\n".join(second) + "\n"]
+
+
+def _report_of(texts: list[str], repeats: bool) -> tuple[dict[str, object], list[bool]]:
+    triage = Triage()
+    offered: list[bool] = []
+    count = triage.budget.on_repeat
+    if repeats and count is not None:
+        triage.budget.on_repeat = lambda probes, line, again: offered.append(again) or count(probes, line, again)
+    else:
+        triage.budget.on_repeat = None
+    for n, text in enumerate(texts):
+        triage.feed_text(text, f"<log {n}>")
+    return triage.report().to_dict(), offered
+
+
+def test_a_run_of_one_warning_is_counted_as_when_each_line_is_checked() -> None:
+    texts = _runs_of_the_same_warning()
+    full, _ = _report_of(texts, repeats=False)
+    fast, offered = _report_of(texts, repeats=True)
+    assert fast == full
+    # Most repeats took the shortcut; each run began with a full look (again=False).
+    assert offered.count(True) > 800 and offered.count(False) >= 3
+    unschedulable = next(d for d in full["diagnoses"] if d["id"] == "ray-unschedulable")  # type: ignore[index]
+    assert unschedulable["count"] == 452 + 900
+
+
 def test_a_repeat_from_another_rank_still_counts_its_rank() -> None:
     lines = [f"[rank{r}]: RuntimeError: CUDA error: an illegal memory access was encountered" for r in range(12)]
     triage = Triage()

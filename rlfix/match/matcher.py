@@ -106,8 +106,10 @@ class Hit:
 
 
 Sink = Callable[[Hit], None]
-#: Offered a repeat of a line that matched these probes before; True when it counted it.
-RepeatHook = Callable[[tuple["Probe", ...], Line], bool]
+#: Offered a repeat of a line that matched these probes before; True when it counted it. With
+#: `again`, the line is the same (digits aside) as the last one it counted and no other line was
+#: checked since, so nothing that decided to count that one can have changed: it just counts.
+RepeatHook = Callable[[tuple["Probe", ...], Line, bool], bool]
 #: What a line matched (no probes: nothing) and, for a repeat, the line to count it as.
 Verdict = tuple[tuple["Probe", ...], Line | None]
 #: Receives a candidate line unchecked: (bytes, [(end offset in the line, anchor)], line number, position).
@@ -119,6 +121,9 @@ BlockHook = Callable[[bytearray | bytes, int], None]
 #: Bytes a stream must have reached before numpy is imported to count its lines: importing numpy
 #: costs about as much as counting 300 MB the slow way, so only long logs gain from it.
 NUMPY_AFTER = 256 * 1024 * 1024
+#: Bytes between two candidate lines above which numpy counts the newlines between them: below,
+#: its fixed cost per call (a few microseconds) exceeds what it saves over `bytes.count`.
+NUMPY_GAP = 8 * 1024
 _numpy: Any = None  # False: not installed; None: not tried yet
 
 
@@ -188,6 +193,9 @@ class Budget:
         self.repeats = 0
         #: Called with a repeat's probes and its line; True when it took the line as counted.
         self.on_repeat: RepeatHook | None = None
+        #: The last repeat `on_repeat` counted, while no line has been checked since: its masked
+        #: bytes, whether it was in a head window, its input, probes and line.
+        self.last_repeat: tuple[bytes, bool, str, tuple[Probe, ...], Line] | None = None
         # What digit-masked lines (and whether they were in a head window) matched before: the
         # probes that matched, () for none.
         self._verdicts: dict[tuple[bool, bytes], Verdict] = {}
@@ -354,6 +362,7 @@ class Matcher:
         buffers: tuple[bytearray, bytearray] | None = None,
         collect: Collect | None = None,
         base: int = 0,
+        fast: bool = False,
     ) -> tuple[int, int]:
         """Scan a binary stream block by block. Returns (lines, bytes) read.
 
@@ -361,12 +370,14 @@ class Matcher:
         intact for `on_block(buffer, end)` to look back from a hit. Memory: two blocks plus one
         overlong line; callers scanning many inputs reuse `buffers` (from `scan_buffers()`).
         `base` is where the stream starts in its input. With `collect`, candidate lines are handed
-        to it unchecked (see `ranges.py`) instead of being matched and sent to `sink`.
+        to it unchecked (see `ranges.py`) instead of being matched and sent to `sink`. `fast`:
+        count lines with numpy from the start, the stream being part of a large scan (else only a
+        regular file of NUMPY_AFTER bytes or more does, or a stream once it has been that long).
         """
         state = _StreamState(self, source, sink, budget, on_block, collect, first_line, base)
         buffers = buffers or scan_buffers()
         read = _block_reader(stream)
-        big = _size_hint(stream) >= NUMPY_AFTER
+        big = fast or _size_hint(stream) >= NUMPY_AFTER
         which, carry, total = 0, b"", 0
         while True:
             buf, have = buffers[which], len(carry)
@@ -400,10 +411,12 @@ class Matcher:
         end: int | None = None,
         base: int = 0,
         collect: Collect | None = None,
+        fast: bool = False,
     ) -> tuple[int, int]:
         """Match every candidate line of `block[:end]`, whose first line has number `first_line`
         and which starts at byte `base` of its input. Returns how far newlines were counted on
-        the way: (offset, the number of the line that starts there)."""
+        the way: (offset, the number of the line that starts there). `fast`: count long stretches
+        of lines with numpy (see `count_newlines`)."""
         end = len(block) if end is None else end
         if on_block is not None:
             on_block(block, end)
@@ -421,7 +434,8 @@ class Matcher:
             stop = block.find(b"\n", hit_end - 1, end)
             if stop < 0:
                 stop = end
-            line_no += block.count(b"\n", counted_to, start)
+            # A warning every few hundred lines makes these stretches most of the block.
+            line_no += count_newlines(block, start, fast and start - counted_to >= NUMPY_GAP, counted_to)
             counted_to = start
             local: list[tuple[int, int]] = []
             while i < len(hits) and hits[i][0] - 1 < stop:
@@ -482,8 +496,17 @@ class Matcher:
         # The common case first: a whole short line seen before, that matched nothing or repeats.
         short = len(data) <= QUIET_LINE_BYTES and b"\r" not in data
         if budget is not None and short and all(self._number_blind[a] for _, a in hits):
-            key = (position < self.head_limit, _masked(data))
-            if self._known(budget, key, data, number, source):
+            masked = data.translate(_DIGITS)
+            head = position < self.head_limit
+            last = budget.last_repeat
+            if last is not None and last[0] == masked and last[1] == head and last[2] == source:
+                # A warning printed every 30 s between lines that hold no anchor: the same again.
+                assert budget.on_repeat is not None
+                budget.on_repeat(last[3], last[4], True)
+                budget.repeats += 1
+                return
+            key = (head, _digest(masked))
+            if self._known(budget, key, data, number, source, masked):
                 return
         if position >= self.head_limit and self.head_only:
             # A block that began in the head window still reported the head-only anchors.
@@ -501,14 +524,18 @@ class Matcher:
                     (data[seg_start:seg_end], number, source), anchors, sink, budget, offset, position, whole
                 )
 
-    def _known(self, budget: Budget, key: tuple[bool, bytes], data: bytes, number: int, source: str) -> bool:
+    def _known(
+        self, budget: Budget, key: tuple[bool, bytes], data: bytes, number: int, source: str, masked: bytes
+    ) -> bool:
         """Whether a line like this one was seen: it matched nothing, or it repeats and was counted."""
         before = budget.verdict(key)
         if before is None:
+            budget.last_repeat = None
             return False
         probes, shape = before
         if not probes:
             return True
+        budget.last_repeat = None
         if budget.on_repeat is None:
             return False
         # A repeat whose prefixes said nothing with a digit in it (no rank, node or stamp) has the
@@ -518,8 +545,10 @@ class Matcher:
             line = Line(source, number, shape.text, shape.message, None, shape.worker, shape.pid, None, shape.level)
         else:
             line = normalize(data.decode("utf-8", "replace"), source, number)
-        if budget.on_repeat(probes, line):
+        if budget.on_repeat(probes, line, False):
             budget.repeats += 1
+            if shape is not None:
+                budget.last_repeat = (masked, key[0], source, probes, line)
             return True
         return False
 
@@ -538,10 +567,12 @@ class Matcher:
         segment, number, source = where
         if budget is not None:
             if key is None and len(segment) <= QUIET_LINE_BYTES and all(self._number_blind[a] for a in anchors):
-                key = (position < self.head_limit, _masked(segment))
-                if self._known(budget, key, segment, number, source):
+                masked = segment.translate(_DIGITS)
+                key = (position < self.head_limit, _digest(masked))
+                if self._known(budget, key, segment, number, source, masked):
                     return
             budget.candidates += 1
+            budget.last_repeat = None
         line = normalize(segment.decode("utf-8", "replace"), source, number)
         timeouts = SEARCH_TIMEOUTS[0]
         found = self._verify(line, anchors, sink, budget, offset, position) if line.message or line.text else ()
@@ -610,7 +641,7 @@ class _StreamState:
 
     def block(self, buf: bytes | bytearray, end: int, fast: bool) -> None:
         """Scan `buf[:end]`, which ends with a newline unless it ends the stream."""
-        counted_to, line_no = self._scan(buf, end)
+        counted_to, line_no = self._scan(buf, end, fast)
         # Newlines up to the last candidate were counted while matching; count only the rest.
         newlines = line_no - self.line_no + count_newlines(buf, end, fast=fast, start=counted_to)
         # A stream's last line may lack its newline: it is a line all the same.
@@ -624,9 +655,18 @@ class _StreamState:
         self.base += end - OVERLAP
         return bytes(buf[end - OVERLAP : end])
 
-    def _scan(self, buf: bytes | bytearray, end: int) -> tuple[int, int]:
+    def _scan(self, buf: bytes | bytearray, end: int, fast: bool = False) -> tuple[int, int]:
         return self._matcher.scan_block(
-            buf, self.line_no, self._source, self._sink, self._budget, self._on_block, end, self.base, self._collect
+            buf,
+            self.line_no,
+            self._source,
+            self._sink,
+            self._budget,
+            self._on_block,
+            end,
+            self.base,
+            self._collect,
+            fast=fast,
         )
 
 
@@ -637,10 +677,10 @@ def _plain(line: Line, raw: bytes) -> bool:
     return not (line.worker and any(c.isdigit() for c in line.worker)) and b"across cluster" not in raw
 
 
-def _masked(line: bytes) -> bytes:
-    """A line's key with its digits masked: a 128-bit digest, so 16,384 remembered lines of up to
-    2 KiB cost a megabyte or two, not 32 (and two lines share a key only by a 2**-128 chance)."""
-    return hashlib.blake2b(line.translate(_DIGITS), digest_size=16).digest()
+def _digest(masked: bytes) -> bytes:
+    """The key of a line with its digits masked: a 128-bit digest, so 16,384 remembered lines of up
+    to 2 KiB cost a megabyte or two, not 32 (and two lines share a key only by a 2**-128 chance)."""
+    return hashlib.blake2b(masked, digest_size=16).digest()
 
 
 def _number_blind(source: str) -> bool:

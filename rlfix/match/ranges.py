@@ -142,6 +142,7 @@ def scan_piece(
             collect=collect,
             base=piece.start - piece.skip,
             buffers=buffers,
+            fast=True,  # worker processes start only for large scans: numpy's import pays
         )
     except OSError as exc:
         return PieceScan(0, 0, found, f"read failed: {exc.strerror or exc}")
