@@ -191,10 +191,20 @@ class Triage:
                 watch.judge_file(source, view.read, size)
             view.close()
 
-    def check(self, source: str, first_line: int, candidates: Iterable[Candidate]) -> None:
+    def check(self, source: str, first_line: int, candidates: Sequence[Candidate]) -> None:
         """Match candidate lines collected in another process (numbered from `first_line`)."""
-        for c in candidates:
-            self.matcher.check(c.data, c.hits, first_line + c.nth, source, self._sink, self._budget, c.position)
+        matcher, budget = self.matcher, self._budget
+        run_end = -1  # the index of the last line of the current run (see `Candidate.same`)
+        i = 0
+        while i < len(candidates):
+            c = candidates[i]
+            if c.same:
+                run_end = i + c.same
+            matcher.check(c.data, c.hits, first_line + c.nth, source, self._sink, budget, c.position)
+            # The rest of a run of one warning is counted at once, once a line of it has been.
+            if i < run_end and matcher.count_again(c.data, source, c.position, budget, run_end - i):
+                i = run_end
+            i += 1
 
     def feed_text(self, text: str, source: str = "<text>") -> None:
         """Scan a string holding a whole log."""
@@ -351,10 +361,11 @@ class Triage:
             if moment is not None and moment.absolute:
                 self._dated[source] = moment
 
-    def _repeat(self, probes: tuple[Probe, ...], line: Line, again: bool) -> bool:
+    def _repeat(self, probes: tuple[Probe, ...], line: Line, again: int) -> bool:
         """Count a repeat of a line these signatures matched before, when that is all the full path
         would do with it: no new input, no new sample, no timeline point, no traceback to close.
-        `again`: the matcher vouches that it is the same as the last repeat counted (see `RepeatHook`)."""
+        `again` > 0: the matcher vouches for that many lines the same as the last repeat counted
+        (see `RepeatHook`)."""
         tallies = [self._tallies.get(p.owner) for p in probes]
         if not again:
             for probe, tally in zip(probes, tallies, strict=True):
@@ -364,10 +375,11 @@ class Triage:
                 return False
             if line.source not in self._dated:
                 self._date(line.timestamp, line.source)
+        times = max(again, 1)
         for tally in tallies:
             assert tally is not None
-            self._order += 1
-            tally.note(line.rank, line.worker, line.node, line.repeat)
+            self._order += times
+            tally.note(line.rank, line.worker, line.node, line.repeat * times)
         return True
 
     def _draws(self, owner: str) -> bool:

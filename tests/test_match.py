@@ -88,7 +88,7 @@ def test_line_numbers_between_far_apart_candidates(mini_kb: KnowledgeBase, fast:
     if fast:
         pytest.importorskip("numpy")
     lines = [f"step {i} loss 0.{i % 7}" for i in range(20_000)]
-    wanted = {5: 0, 6: 1, 4_000: 0, 4_001: 0, 19_999: 1}  # line index -> which failure
+    wanted = {5: 0, 6: 1, 4_000: 0, 4_001: 0, 19_999: 1}  # line index -> which failure; some adjacent
     failures = [
         "RuntimeError: CUDA error: an illegal memory access was encountered",
         "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",
@@ -100,4 +100,3 @@ def test_line_numbers_between_far_apart_candidates(mini_kb: KnowledgeBase, fast:
     hits: list[Hit] = []
     matcher.scan_stream(io.BytesIO(data), "x.log", hits.append, fast=fast)
     assert sorted(h.line.number for h in hits) == [i + 1 for i in sorted(wanted)]
-    assert min(b - a for a, b in zip(sorted(wanted), sorted(wanted)[1:])) < 8  # close ones too

@@ -12,9 +12,11 @@ import pytest
 import rlfix.match.parallel as parallel
 import rlfix.match.ranges as ranges
 from rlfix.api import diagnose
+from rlfix.core import Triage
 from rlfix.match.engines import available_engines
 from rlfix.match.ranges import cut
 from tests.conftest import FIXTURES, ROOT, rlfix_executable
+from tests.test_scan_cost import _runs_of_the_same_warning
 
 BLIND = ROOT / "fixtures" / "blind"
 
@@ -113,3 +115,24 @@ def test_stdin_and_gzip_are_read_in_order_among_files(tmp_path: Path, tiny_range
     packed.write_bytes(gzip.compress(plain[0].read_bytes()))
     inputs = [*plain[1:3], packed, *plain[3:]]
     assert diagnose(inputs, jobs=2).to_dict() == diagnose(inputs, jobs=1).to_dict()
+
+
+def test_runs_of_one_warning_counted_at_once_give_the_serial_report(tmp_path: Path) -> None:
+    # Workers mark runs of the same line (digits aside); this process counts the rest of a run at
+    # once after its first line is counted. Ranges of 64 KiB: runs end at piece ends too.
+    logs = []
+    for n, text in enumerate(_runs_of_the_same_warning()):
+        logs.append(tmp_path / f"driver-{n}.log")
+        logs[-1].write_text(text * 8)
+    pieces = cut(str(logs[1]), 0, logs[1].stat().st_size, target=64 * 1024)
+    matcher = Triage().matcher
+    scans = [ranges.scan_piece(matcher, p, frozenset()) for p in pieces]
+    runs = [c.same for s in scans for c in s.candidates if c.same]
+    assert len(pieces) > 3 and len(runs) >= len(pieces) and sum(runs) > 6000
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(parallel, "PARALLEL_AFTER", 0)
+        patch.setattr(ranges, "RANGE_BYTES", 64 * 1024)
+        split = diagnose(logs, jobs=2).to_dict()
+    assert split == diagnose(logs, jobs=1).to_dict()
+    unschedulable = next(d for d in split["diagnoses"] if d["id"] == "ray-unschedulable")
+    assert unschedulable["count"] == 8 * (452 + 900)

@@ -107,9 +107,10 @@ class Hit:
 
 Sink = Callable[[Hit], None]
 #: Offered a repeat of a line that matched these probes before; True when it counted it. With
-#: `again`, the line is the same (digits aside) as the last one it counted and no other line was
-#: checked since, so nothing that decided to count that one can have changed: it just counts.
-RepeatHook = Callable[[tuple["Probe", ...], Line, bool], bool]
+#: `again` > 0, that many lines are offered that are the same (digits aside) as the last one it
+#: counted, with no other line checked since: nothing that decided to count that one can have
+#: changed, so it just counts them.
+RepeatHook = Callable[[tuple["Probe", ...], Line, int], bool]
 #: What a line matched (no probes: nothing) and, for a repeat, the line to count it as.
 Verdict = tuple[tuple["Probe", ...], Line | None]
 #: Receives a candidate line unchecked: (bytes, [(end offset in the line, anchor)], line number, position).
@@ -494,16 +495,11 @@ class Matcher:
     ) -> None:
         key = None
         # The common case first: a whole short line seen before, that matched nothing or repeats.
-        short = len(data) <= QUIET_LINE_BYTES and b"\r" not in data
-        if budget is not None and short and all(self._number_blind[a] for _, a in hits):
-            masked = data.translate(_DIGITS)
+        masked = self.repeat_key(data, hits)
+        if budget is not None and masked is not None:
             head = position < self.head_limit
-            last = budget.last_repeat
-            if last is not None and last[0] == masked and last[1] == head and last[2] == source:
-                # A warning printed every 30 s between lines that hold no anchor: the same again.
-                assert budget.on_repeat is not None
-                budget.on_repeat(last[3], last[4], True)
-                budget.repeats += 1
+            # A warning printed every 30 s between lines that hold no anchor: the same again.
+            if self._again(budget, masked, head, source, 1):
                 return
             key = (head, _digest(masked))
             if self._known(budget, key, data, number, source, masked):
@@ -523,6 +519,29 @@ class Matcher:
                 self._check_segment(
                     (data[seg_start:seg_end], number, source), anchors, sink, budget, offset, position, whole
                 )
+
+    def repeat_key(self, data: bytes, hits: list[tuple[int, int]]) -> bytes | None:
+        """A short line's bytes with its digits masked, when its anchors read no digit: two lines
+        with the same key hold the same anchors and, once one is known, are checked alike."""
+        if len(data) > QUIET_LINE_BYTES or b"\r" in data or not all(self._number_blind[a] for _, a in hits):
+            return None
+        return data.translate(_DIGITS)
+
+    def count_again(self, data: bytes, source: str, position: int, budget: Budget, times: int) -> bool:
+        """Count `times` lines with the same `repeat_key` as `data` (and on the same side of the
+        head window) that come next, if `data` was just counted as a repeat; False if it was not."""
+        masked = data.translate(_DIGITS)
+        return self._again(budget, masked, position < self.head_limit, source, times)
+
+    @staticmethod
+    def _again(budget: Budget, masked: bytes, head: bool, source: str, times: int) -> bool:
+        last = budget.last_repeat
+        if last is None or last[0] != masked or last[1] != head or last[2] != source:
+            return False
+        assert budget.on_repeat is not None
+        budget.on_repeat(last[3], last[4], times)
+        budget.repeats += times
+        return True
 
     def _known(
         self, budget: Budget, key: tuple[bool, bytes], data: bytes, number: int, source: str, masked: bytes
@@ -545,7 +564,7 @@ class Matcher:
             line = Line(source, number, shape.text, shape.message, None, shape.worker, shape.pid, None, shape.level)
         else:
             line = normalize(data.decode("utf-8", "replace"), source, number)
-        if budget.on_repeat(probes, line, False):
+        if budget.on_repeat(probes, line, 0):
             budget.repeats += 1
             if shape is not None:
                 budget.last_repeat = (masked, key[0], source, probes, line)

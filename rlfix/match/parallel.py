@@ -9,7 +9,7 @@ bounded whatever the number or size of the inputs.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Protocol
 
 from rlfix.match.matcher import Budget, Matcher
@@ -38,7 +38,7 @@ class Feed(Protocol):
 
     def end_file(self, source: str, lines: int, size: int) -> None: ...
 
-    def check(self, source: str, first_line: int, candidates: Iterable[Candidate]) -> None: ...
+    def check(self, source: str, first_line: int, candidates: Sequence[Candidate]) -> None: ...
 
 
 class ParallelFeed:

@@ -42,12 +42,18 @@ class Piece(NamedTuple):
 
 class Candidate(NamedTuple):
     """A line holding an anchor: which line of its piece it is (from 0), where it starts in its file,
-    its bytes and the (end offset in the line, anchor) pairs found in it."""
+    its bytes and the (end offset in the line, anchor) pairs found in it.
+
+    `same` (on the first line of a run): how many of the candidates right after this one are the
+    same line but for digits (`Matcher.repeat_key`), on the same side of the head window. Once one
+    of them is counted as a repeat, the checking process counts the rest of the run at once.
+    """
 
     nth: int
     position: int
     data: bytes
     hits: list[tuple[int, int]]
+    same: int = 0
 
 
 @dataclass
@@ -123,10 +129,7 @@ def scan_piece(
     cost a thousand pairs of multi-megabyte blocks."""
     budget = matcher.budget()
     budget.assume_dead(dead_anchors)
-    found: list[Candidate] = []
-
-    def collect(data: bytes, hits: list[tuple[int, int]], nth: int, position: int) -> None:
-        found.append(Candidate(nth, position, data, hits))
+    found = _Runs(matcher)
 
     try:
         window = _Window(piece.path, piece.start, piece.stop)
@@ -139,16 +142,39 @@ def scan_piece(
             None,
             first_line=0,
             budget=budget,
-            collect=collect,
+            collect=found.collect,
             base=piece.start - piece.skip,
             buffers=buffers,
             fast=True,  # worker processes start only for large scans: numpy's import pays
         )
     except OSError as exc:
-        return PieceScan(0, 0, found, f"read failed: {exc.strerror or exc}")
+        return PieceScan(0, 0, found.candidates(), f"read failed: {exc.strerror or exc}")
     finally:
         window.close()
-    return PieceScan(lines, size, found)
+    return PieceScan(lines, size, found.candidates())
+
+
+class _Runs:
+    """Candidate lines in order, with runs of the same line (digits aside) marked on their first."""
+
+    def __init__(self, matcher: Matcher) -> None:
+        self._matcher = matcher
+        self._found: list[Candidate] = []
+        self._run_start = -1
+        self._run_key: tuple[bytes, bool] | None = None
+
+    def collect(self, data: bytes, hits: list[tuple[int, int]], nth: int, position: int) -> None:
+        masked = self._matcher.repeat_key(data, hits)
+        key = None if masked is None else (masked, position < self._matcher.head_limit)
+        if key is not None and key == self._run_key:
+            first = self._found[self._run_start]
+            self._found[self._run_start] = first._replace(same=first.same + 1)
+        else:
+            self._run_start, self._run_key = len(self._found), key
+        self._found.append(Candidate(nth, position, data, hits))
+
+    def candidates(self) -> list[Candidate]:
+        return self._found
 
 
 # --- worker processes ------------------------------------------------------------------
