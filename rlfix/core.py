@@ -22,7 +22,7 @@ from rlfix.match.ranges import Candidate
 from rlfix.model import Evidence, Kind, LazyRegex, Line
 from rlfix.observe.collectives import CollectiveTracker
 from rlfix.observe.context import ContextTracker, context_probes
-from rlfix.observe.progress import snapshot
+from rlfix.observe.progress import StepWatch, snapshot
 from rlfix.observe.tail import T, TailWatch
 from rlfix.observe.tally import Tally
 from rlfix.observe.tracebacks import CODE_LINE, TracebackTracker, called_module, describe_exception, traceback_probes
@@ -80,9 +80,7 @@ class Triage:
         self.context = ContextTracker(redact=redact)
         # `rlfix run` renders no timeline: without one, repeats of a known line cost no redaction.
         self._max_timeline = MAX_TIMELINE if timeline else 0
-        self.redact = redact
-        self.on_new = on_new
-        self.baseline = baseline
+        self.redact, self.on_new, self.baseline = redact, on_new, baseline
         self._tracebacks = TracebackTracker()
         self._budget = self.matcher.budget()
         self._budget.on_repeat = self._repeat
@@ -93,21 +91,21 @@ class Triage:
         # not cost a thousand pairs of multi-megabyte blocks.
         self._buffers: tuple[bytearray, bytearray] | None = None
         self._progress: dict[str, tuple[str | None, int | None]] = {}
+        self._steps = StepWatch()
         self._unknown = UnknownTracker()
         self._tallies: dict[str, Tally] = {}
         # The last bare exception line and the last error line: a log that ends with one is a crash.
         self._collectives = CollectiveTracker()
         self._bare: TailWatch[tuple[Hit, int, dict[str, str]]] = TailWatch()
         self._last_error: TailWatch[Evidence] = TailWatch()
-        self._block_seq = 0
         self._timeline: list[tuple[str, Evidence]] = []
         self._drawn: dict[str, int] = {}
         # Per input, its first stamp with a date: the year of its stamps without one.
         self._dated: dict[str, Moment] = {}
-        self._order = 0
         self._sources: list[SourceStats] = []
-        # Bytes of the inputs read so far: past NUMPY_AFTER, numpy counts lines even in small files.
-        self._read = 0
+        # Bytes of the inputs read so far (`_read`: past NUMPY_AFTER, numpy counts lines even in
+        # small files), blocks scanned, matching lines seen.
+        self._read = self._block_seq = self._order = 0
         self._errors: list[str] = []
         self._feed_source = self._feed_raw = "<lines>"
         self._feed_lines = self._feed_bytes = 0
@@ -155,6 +153,10 @@ class Triage:
         self._sources.append(SourceStats(source, lines, size))
         for watch in (self._bare, self._last_error):
             watch.judge_blocks(source, self._blocks, self._block_seq)
+        if self._steps.wants(source):
+            # A stream keeps only its last two blocks to look back into.
+            tail = b"".join(bytes(block[:end]) for block, end in self._blocks)
+            self._steps.ended(source, lambda at, n: tail[at : at + n], len(tail))
 
     def _feed_file(self, item: Input, strict: bool) -> None:
         """A regular file: scanned as a stream, looked back into by position (as with `jobs` > 1)."""
@@ -189,6 +191,7 @@ class Triage:
         if view is not None:
             for watch in (self._bare, self._last_error):
                 watch.judge_file(source, view.read, size)
+            self._steps.ended(source, view.read, size)
             view.close()
 
     def check(self, source: str, first_line: int, candidates: Sequence[Candidate]) -> None:
@@ -349,6 +352,7 @@ class Triage:
             tally = self._tallies[owner] = Tally(sig)
             if sig.kind is Kind.ROOT:
                 self._progress[owner] = snapshot(self._lookback(hit))
+                self._steps.root(owner, hit.line.source, self._progress[owner][1])
         if tally.add(evidence) and self.on_new is not None:
             self.on_new(evidence, owner)
 
@@ -507,9 +511,13 @@ class Triage:
         sources = list(self._sources)
         if self._feed_lines:
             sources.append(SourceStats(self._feed_source, self._feed_lines, self._feed_bytes))
+        if self._feed_lines and self._steps.wants(self._feed_source):
+            recent = b"\n".join(self._recent)
+            self._steps.ended(self._feed_source, lambda at, n: recent[at : at + n], len(recent))
         return Observations(
             context=self.context.snapshot(),
             progress=dict(self._progress),
+            went_on=self._steps.went_on({owner: t.first.source for owner, t in self._tallies.items()}),
             unknown=self._unknown.snapshot(),
             open_traceback=self._tracebacks.unterminated(),
             bare_exception=self._bare_exception(),

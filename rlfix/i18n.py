@@ -128,6 +128,15 @@ SENTENCES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"more specific than (.+)", r"比 \1 更具体"),
         (r"explains (\d+) other findings?: (.+)", r"可解释另外 \1 个问题：\2"),
         (r"earliest fatal error in the log \((.+)\)", r"日志中最早的致命错误（\1）"),
+        (r"earliest fatal error the job did not go on after \((.+)\)", r"任务没能越过的最早的致命错误（\1）"),
+        (
+            r"the job went on after it \(from step (\d+) to step (\d+)\): not what stopped it",
+            r"它出现之后任务还在继续（从第 \1 步到第 \2 步）：不是让任务停下来的原因",
+        ),
+        (
+            r"the job went on after it \(from before the first step to step (\d+)\): not what stopped it",
+            r"它出现之后任务还在继续（从第一步之前到第 \1 步）：不是让任务停下来的原因",
+        ),
         (r"another fatal error came first \((\S+) at (.+)\)", r"另一个致命错误出现得更早（\1，位于 \2）"),
         (r"seen on (\d+) ranks", r"在 \1 个 rank 上出现"),
         (r"seen in (\d+) workers", r"在 \1 个 worker 中出现"),

@@ -195,3 +195,48 @@ def test_a_findings_earliest_line_leads_its_evidence(builtin_kb: KnowledgeBase, 
     report = diagnose([launcher, torchrun], kb=builtin_kb)
     assert report.top is not None and report.top.id == "host-oom-sigkill"
     assert [(e.source, e.line) for e in report.top.evidence][:2] == [(torchrun, 21), (launcher, 26)]
+
+
+AUTOSCALER = (
+    "(autoscaler +{s}s) Warning: The following resource request cannot be scheduled right now: "
+    "{{'CPU': 1.0, 'GPU': 1.0}}. This is likely due to all cluster resources being claimed by actors."
+)
+OOM = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.64 GiB. GPU 3 has a total capacity of 79.14 GiB"
+GET_TIMEOUT = "ray.exceptions.GetTimeoutError: Get timed out: some object(s) not ready."
+
+
+def _job(steps: int, end: list[str]) -> str:
+    """A job that printed Ray's autoscaler warning at start-up, then `steps` steps, then `end`."""
+    lines = [AUTOSCALER.format(s=19), AUTOSCALER.format(s=49)]
+    for step in range(steps):
+        lines.append(f"(TaskRunner pid=2210) step:{step} - actor/pg_loss:0.01 - timing_s/step:{60 + step}")
+        lines.append(AUTOSCALER.format(s=79 + 30 * step))
+    return "\n".join([*lines, "Traceback (most recent call last):", '  File "/app/main_ppo.py", line 64', *end]) + "\n"
+
+
+def test_a_root_the_job_went_on_after_is_not_what_stopped_it() -> None:
+    for text in (_job(40, [OOM]), _job(3, [OOM])):
+        report = diagnose(text)
+        assert report.ids[:2] == ["cuda-oom", "ray-unschedulable"], report.ids
+        top, second = report.diagnoses[:2]
+        assert any(r.startswith("earliest fatal error the job did not go on after") for r in top.reasons)
+        assert "the job went on after it (from before the first step to step" in " ".join(second.reasons)
+        assert second.confidence < top.confidence
+        assert not any("another fatal error came first" in r for r in second.reasons)
+    # Lines fed one by one are judged the same way.
+    assert diagnose(_job(40, [OOM]).splitlines()).ids[:2] == ["cuda-oom", "ray-unschedulable"]
+
+
+def test_a_job_that_only_reached_its_first_step_did_not_go_on() -> None:
+    # The other ranks print the step the job was in when it failed: that is not going on.
+    report = diagnose(_job(2, [OOM]))
+    assert report.ids[:2] == ["ray-unschedulable", "cuda-oom"]
+    assert not any("went on" in r for d in report.diagnoses for r in d.reasons)
+
+
+def test_steps_going_on_alone_do_not_clear_the_only_root() -> None:
+    # Rollout workers step on while the reward actor waits for a GPU forever; then a get times out.
+    report = diagnose(_job(40, [GET_TIMEOUT]))
+    assert report.ids[0] == "ray-unschedulable"
+    assert report.top is not None and report.top.confidence >= 0.9
+    assert not any("went on" in r for r in report.top.reasons)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rlfix.observe.progress import snapshot, stage_named_in
+from rlfix.observe.progress import last_step, snapshot, stage_named_in
 
 
 @pytest.mark.parametrize(
@@ -15,6 +15,9 @@ from rlfix.observe.progress import snapshot, stage_named_in
         (b"generate_sequences start\nglobal_step: 7\n", "training", 7),
         (b"Processed prompts: 50%\n", "rollout", None),
         (b"iteration 1200 | lr 1e-5\n", None, 1200),
+        # verl's step line ends with how long the step took: `timing_s/step` is seconds, not a step.
+        (b"step:12 - actor/pg_loss:0.1 - timing_s/step:774\n", None, 12),
+        (b"train/global_step: 30 - loss 0.2\n", None, 30),
         (b"nothing to see\n", None, None),
         (b"", None, None),
     ],
@@ -33,3 +36,13 @@ def test_snapshot(window: bytes, stage: str | None, step: int | None) -> None:
 )
 def test_stage_named_in_failing_lines(texts: list[str], stage: str | None) -> None:
     assert stage_named_in(texts) == stage
+
+
+def test_last_step_is_found_megabytes_before_the_end() -> None:
+    # After a crash, vLLM's metrics can go on for megabytes with no step line.
+    metrics = b"INFO 03-25 12:47:45 metrics.py:351] Avg prompt throughput: 7482.6 tokens/s\n" * 60_000
+    text = b"step:41 - loss 0.3\n" + b"step:42 - loss 0.2 - timing_s/step:99\n" + metrics
+    assert len(metrics) > 4 * 1024 * 1024
+    assert last_step(lambda at, n: text[at : at + n], len(text)) == 42
+    assert last_step(lambda at, n: text[at : at + n], len(text), reach=1024 * 1024) is None
+    assert last_step(lambda at, n: b"", 0) is None

@@ -60,6 +60,9 @@ class Observations:
     exit_status: ExitStatus | None = None
     #: Per input, its first stamp with a date: the year for its stamps that have none.
     dated: Mapping[str, Moment] = field(default_factory=dict)
+    #: Per root signature id, when the job's steps went on after its first line (in the same
+    #: input): the step printed last before it (None: none yet) and the last one near the end.
+    went_on: Mapping[str, tuple[int | None, int]] = field(default_factory=dict)
 
 
 def conclude(
@@ -79,7 +82,7 @@ def conclude(
     kept = with_silent_death(kept, printed_errors, kb)
     kept = with_exit_status(kept, observed.exit_status, kb)
     context = observed.context.with_eras(_versioned_flags(kb))
-    ranked = [_explain(d, observed, kb, context) for d in rank(kept, kb, context)]
+    ranked = [_explain(d, observed, kb, context) for d in rank(kept, kb, context, observed.went_on)]
     # A warning on its own is worth knowing, never the cause: it goes to the notes.
     diagnoses = [d for d in ranked if d.severity is not Severity.WARNING]
     notes = tuple(d for d in ranked if d.severity is Severity.WARNING)

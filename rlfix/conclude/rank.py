@@ -7,13 +7,19 @@ The rules, in order (docs/ranking.md explains them with examples):
    rank is collateral; an NCCL timeout on its own is the cause).
 3. The fallback (`python-exception`) is folded under any other root that is present, unless it
    explains that root and came first (a KeyError on rank 2, then NCCL timeouts on the others).
-4. What remains is ordered: roots, then symptoms; fatal before error before warning; then the
-   earliest first evidence (the first rank to die is usually the cause).
+4. What remains is ordered: roots, then symptoms; roots the job outlived last among roots;
+   fatal before error before warning; then the earliest first evidence (the first rank to die
+   is usually the cause).
+5. A root the job outlived (its training steps went on after the root's first line, in the same
+   input: a transient warning of Ray's autoscaler, an error a retry got past) did not stop it,
+   when another root is present that the job did not outlive. It is ranked after such roots,
+   with a lower confidence, is not "the earliest fatal error", and a finding another root also
+   explains is folded under that one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from functools import cmp_to_key
 from typing import Any
 
@@ -26,7 +32,7 @@ from rlfix.observe.tally import Tally
 from rlfix.report import Diagnosis
 
 
-def _parents(tallies: Mapping[str, Tally], kb: KnowledgeBase) -> dict[str, str]:
+def _parents(tallies: Mapping[str, Tally], kb: KnowledgeBase, outlived: Collection[str] = ()) -> dict[str, str]:
     """Which present signature each present signature is folded under (if any)."""
     first = {sig_id: t.first for sig_id, t in tallies.items()}
     candidates: dict[str, list[str]] = {}
@@ -61,8 +67,22 @@ def _parents(tallies: Mapping[str, Tally], kb: KnowledgeBase) -> dict[str, str]:
                 if sig_id not in candidates.get(root, []):
                     offer(sig_id, root)
 
-    parents = {child: _earliest(options, first) for child, options in candidates.items()}
-    # Break cycles (a supersedes b supersedes a): the later of the two stays top-level.
+    return _without_cycles(_choose(candidates, first, outlived), first)
+
+
+def _choose(
+    candidates: Mapping[str, list[str]], first: Mapping[str, Evidence], outlived: Collection[str]
+) -> dict[str, str]:
+    """One parent per child: the earliest of its candidates, not counting roots the job went on
+    after when another candidate remains (what another root also explains belongs to that one)."""
+    return {
+        child: _earliest([p for p in options if p not in outlived] or options, first)
+        for child, options in candidates.items()
+    }
+
+
+def _without_cycles(parents: dict[str, str], first: Mapping[str, Evidence]) -> dict[str, str]:
+    """Break cycles (a supersedes b supersedes a): the later of the two stays top-level."""
     for child in list(parents):
         seen = {child}
         node = parents.get(child)
@@ -112,6 +132,10 @@ def _cmp(a: Evidence, b: Evidence) -> int:
     return -1 if a.before(b) else 1 if b.before(a) else 0
 
 
+def _is_fatal(tally: Tally) -> bool:
+    return tally.signature.severity is Severity.FATAL
+
+
 def _is_warning(tally: Tally) -> bool:
     return tally.signature.severity is Severity.WARNING
 
@@ -124,41 +148,93 @@ def _top(sig_id: str, parents: Mapping[str, str]) -> str:
     return sig_id
 
 
-def _by_rank(a: Tally, b: Tally) -> int:
-    """Roots before symptoms, fatal before error before warning, then the earliest first."""
-    key_a = (0 if a.signature.kind is Kind.ROOT else 1, -a.signature.severity.weight)
-    key_b = (0 if b.signature.kind is Kind.ROOT else 1, -b.signature.severity.weight)
+def _outlived(
+    tallies: Mapping[str, Tally], went_on: Mapping[str, tuple[int | None, int]]
+) -> dict[str, tuple[int | None, int]]:
+    """The roots the job went on after, when another root is present that it did not go on after.
+
+    Steps going on are no proof on their own: rollout workers of a Ray job keep stepping while
+    the reward actor waits for a GPU forever, and a NaN loss is printed step after step. Only
+    against a root the job stopped at do they tell which of the two ended it.
+    """
+    # A warning is never a cause anyway: that the job went on after it says nothing new.
+    outlived = {s: steps for s, steps in went_on.items() if s in tallies and not _is_warning(tallies[s])}
+    stopped_at = [
+        s
+        for s, t in tallies.items()
+        if t.signature.kind is Kind.ROOT and not t.signature.fallback and not _is_warning(t) and s not in outlived
+    ]
+    return outlived if stopped_at else {}
+
+
+def _by_rank(a: Tally, b: Tally, outlived: Collection[str] = ()) -> int:
+    """Roots before symptoms, outlived roots last among roots, fatal before error before warning,
+    then the earliest first."""
+    key_a = (0 if a.signature.kind is Kind.ROOT else 1, a.signature.id in outlived, -a.signature.severity.weight)
+    key_b = (0 if b.signature.kind is Kind.ROOT else 1, b.signature.id in outlived, -b.signature.severity.weight)
     if key_a != key_b:
         return -1 if key_a < key_b else 1
     return _cmp(a.first, b.first)
 
 
-def rank(tallies: Mapping[str, Tally], kb: KnowledgeBase, context: JobContext) -> tuple[Diagnosis, ...]:
-    """Turn per-signature tallies into ranked diagnoses with confidences and reasons."""
+def rank(
+    tallies: Mapping[str, Tally],
+    kb: KnowledgeBase,
+    context: JobContext,
+    went_on: Mapping[str, tuple[int | None, int]] | None = None,
+) -> tuple[Diagnosis, ...]:
+    """Turn per-signature tallies into ranked diagnoses with confidences and reasons.
+
+    `went_on`: the roots the job outlived, with the step before each and the last step (rule 5).
+    """
     if not tallies:
         return ()
-    parents = _parents(tallies, kb)
+    outlived = _outlived(tallies, went_on or {})
+    parents = _parents(tallies, kb, outlived)
     folded: dict[str, list[str]] = {}
     for child in parents:
         folded.setdefault(_top(child, parents), []).append(child)
     first = {sig_id: t.first for sig_id, t in tallies.items()}
 
     def by_rank(a: str, b: str) -> int:
-        return _by_rank(tallies[a], tallies[b])
+        return _by_rank(tallies[a], tallies[b], outlived)
 
     top_ids = sorted((s for s in tallies if s not in parents), key=cmp_to_key(by_rank))
-    fatal_roots = [
-        s for s in top_ids if tallies[s].signature.kind is Kind.ROOT and tallies[s].signature.severity is Severity.FATAL
-    ]
-    earliest_fatal = _earliest(fatal_roots, first) if fatal_roots else None
+    earliest_fatal, earliest = _earliest_fatal(top_ids, tallies, outlived)
 
     out = []
     for sig_id in top_ids:
         children = sorted(folded.get(sig_id, []), key=_by_time(first))
         sub = tuple(_diagnosis(tallies[c], (), context, [_folded_reason(tallies[c], sig_id)], 0.0) for c in children)
-        reasons, bonus = _reasons(tallies[sig_id], children, tallies, earliest_fatal)
+        # Which fatal error came first says nothing about one the job went on after.
+        reasons, bonus = _reasons(
+            tallies[sig_id], children, tallies, None if sig_id in outlived else earliest_fatal, earliest
+        )
+        if sig_id in outlived:
+            before, last = outlived[sig_id]
+            since = f"from step {before}" if before is not None else "from before the first step"
+            reasons.insert(1, f"the job went on after it ({since} to step {last}): not what stopped it")
+            bonus -= OUTLIVED_PENALTY
         out.append(_diagnosis(tallies[sig_id], sub, context, reasons, bonus))
     return tuple(out)
+
+
+def _earliest_fatal(
+    top_ids: list[str], tallies: Mapping[str, Tally], outlived: Collection[str]
+) -> tuple[str | None, str]:
+    """The earliest fatal root not folded under another (and not one the job went on after, if
+    another remains), and how to call it."""
+    fatal = [s for s in top_ids if tallies[s].signature.kind is Kind.ROOT and _is_fatal(tallies[s])]
+    stopped = [s for s in fatal if s not in outlived]
+    first = {s: tallies[s].first for s in fatal}
+    earliest = _earliest(stopped or fatal, first) if fatal else None
+    if earliest is not None and stopped and any(first[s].before(first[earliest]) for s in fatal if s in outlived):
+        return earliest, "earliest fatal error the job did not go on after"
+    return earliest, "earliest fatal error in the log"
+
+
+#: What a root the job outlived loses in confidence.
+OUTLIVED_PENALTY = 0.3
 
 
 def _folded_reason(child: Tally, parent: str) -> str:
@@ -172,6 +248,7 @@ def _reasons(
     children: list[str],
     tallies: Mapping[str, Tally],
     earliest_fatal: str | None,
+    earliest: str = "earliest fatal error in the log",
 ) -> tuple[list[str], float]:
     sig = tally.signature
     reasons: list[str] = []
@@ -197,7 +274,7 @@ def _reasons(
     where = f"{first.source}:{first.line}" + (f", {first.where}" if first.where else "")
     if earliest_fatal is not None and sig.kind is Kind.ROOT:
         if earliest_fatal == tally.signature.id:
-            reasons.append(f"earliest fatal error in the log ({where})")
+            reasons.append(f"{earliest} ({where})")
             bonus += 0.05
         elif sig.severity is Severity.FATAL:
             other = tallies[earliest_fatal].first

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 
 # Markers are names that frameworks print or that appear in the frames of a failing traceback.
 STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -55,7 +56,8 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("evaluation", ("Running evaluation", "_validate", "evaluation_loop", "run_validation")),
 )
-_STEP = re.compile(rb"(?i)\b(?:global_step|step|iteration)(?:\s*[:=]\s*|\s+)(\d{1,9})\b")
+# Not a metric's path ending in /step or /iteration: verl's `timing_s/step:41.2` is a duration.
+_STEP = re.compile(rb"(?i)\b(?:global_step|(?<!/)step|(?<!/)iteration)(?:\s*[:=]\s*|\s+)(\d{1,9})\b")
 _MARKERS = tuple((stage, marker.encode()) for stage, markers in STAGES for marker in markers)
 #: Tails of the look-back window searched for the last step, smallest first (most logs print
 #: a step line every few seconds, so the first tail almost always has one).
@@ -100,3 +102,66 @@ def stage_named_in(texts: list[str]) -> str | None:
             if any(m in text for m in markers):
                 return stage
     return None
+
+
+#: How far back from an input's end its last step is looked for: a job that died can go on
+#: printing (vLLM metrics, NCCL watchdog waits) for megabytes after its last step line.
+LAST_STEP_REACH = 32 * 1024 * 1024
+_CHUNK = 1024 * 1024
+
+
+def last_step(read: Callable[[int, int], bytes], size: int, reach: int = LAST_STEP_REACH) -> int | None:
+    """The step printed last within the final `reach` bytes of an input of `size` bytes, read
+    backwards a mebibyte at a time through `read(position, count)`."""
+    end = size
+    while end > 0 and size - end < reach:
+        start = max(0, end - _CHUNK)
+        # A little past the chunk's end, so a step line cut by the chunk boundary is whole in one.
+        found = list(_STEP.finditer(read(start, min(size, end + 64) - start)))
+        if found:
+            return int(found[-1].group(1))
+        end = start
+    return None
+
+
+#: Steps past the last one printed before a root cause (or past step 0, when none was) that
+#: show the job went on after it.
+STEPS_BEYOND = 2
+
+
+class StepWatch:
+    """Whether a job went on after a root cause: the step printed last before the root's first
+    line, against the step printed last near the end of the same input."""
+
+    def __init__(self) -> None:
+        self._before: dict[str, tuple[str, int | None]] = {}
+        self._last: dict[str, int] = {}
+
+    def root(self, owner: str, source: str, step: int | None) -> None:
+        """A root cause first showed in `source`, the last step before it being `step`."""
+        self._before[owner] = (source, step)
+
+    def wants(self, source: str) -> bool:
+        """Whether a root cause first showed in this input (only then does its last step matter)."""
+        return any(at == source for at, _ in self._before.values())
+
+    def ended(self, source: str, read: Callable[[int, int], bytes], size: int) -> None:
+        """The input ended after `size` bytes, readable through `read(position, count)`."""
+        if self.wants(source):
+            step = last_step(read, size)
+            if step is not None:
+                self._last[source] = step
+
+    def went_on(self, first_sources: Mapping[str, str]) -> dict[str, tuple[int | None, int]]:
+        """Per root (whose first line is in `first_sources[owner]`) the job went on after: the step
+        before it (None: none yet) and the last step."""
+        out = {}
+        for owner, (source, before) in self._before.items():
+            last = self._last.get(source)
+            if first_sources.get(owner) != source or last is None:
+                continue
+            # The other ranks may still print the step the failing one died in, and the next if
+            # that one had not printed its own yet: going on means a whole step beyond both.
+            if last >= (before if before is not None else 0) + STEPS_BEYOND:
+                out[owner] = (before, last)
+        return out
