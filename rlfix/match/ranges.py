@@ -160,6 +160,8 @@ class _Runs:
     def __init__(self, matcher: Matcher) -> None:
         self._matcher = matcher
         self._found: list[Candidate] = []
+        # Run lengths by the index of their first line; the run being extended and its key.
+        self._runs: dict[int, int] = {}
         self._run_start = -1
         self._run_key: tuple[bytes, bool] | None = None
 
@@ -167,14 +169,18 @@ class _Runs:
         masked = self._matcher.repeat_key(data, hits)
         key = None if masked is None else (masked, position < self._matcher.head_limit)
         if key is not None and key == self._run_key:
-            first = self._found[self._run_start]
-            self._found[self._run_start] = first._replace(same=first.same + 1)
+            self._runs[self._run_start] += 1
         else:
             self._run_start, self._run_key = len(self._found), key
+            self._runs[self._run_start] = 0
         self._found.append(Candidate(nth, position, data, hits))
 
     def candidates(self) -> list[Candidate]:
-        return self._found
+        found = self._found
+        for start, same in self._runs.items():
+            if same:
+                found[start] = found[start]._replace(same=same)
+        return found
 
 
 # --- worker processes ------------------------------------------------------------------
