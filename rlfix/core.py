@@ -351,8 +351,9 @@ class Triage:
         if tally is None:
             tally = self._tallies[owner] = Tally(sig)
             if sig.kind is Kind.ROOT:
-                self._progress[owner] = snapshot(self._lookback(hit))
-                self._steps.root(owner, hit.line.source, self._progress[owner][1])
+                window = self._lookback(hit)
+                self._progress[owner] = snapshot(window)
+                self._steps.root(owner, hit.line.source, window)
         if tally.add(evidence) and self.on_new is not None:
             self.on_new(evidence, owner)
 

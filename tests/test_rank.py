@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from pathlib import Path
 
@@ -240,3 +241,13 @@ def test_steps_going_on_alone_do_not_clear_the_only_root() -> None:
     assert report.ids[0] == "ray-unschedulable"
     assert report.top is not None and report.top.confidence >= 0.9
     assert not any("went on" in r for r in report.top.reasons)
+
+
+def test_step_numbers_in_no_order_say_nothing() -> None:
+    # Two counters mixed (or lines in no order): no steady count, so no root is taken as outlived.
+    text = _job(40, [OOM])
+    scrambled = re.sub(r"step:(\d+) ", lambda m: f"step:{int(m.group(1)) * 17 % 40} ", text)
+    assert scrambled != text
+    report = diagnose(scrambled)
+    assert report.ids[:2] == ["ray-unschedulable", "cuda-oom"]
+    assert not any("went on" in r for d in report.diagnoses for r in d.reasons)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rlfix.observe.progress import last_step, snapshot, stage_named_in
+from rlfix.observe.progress import recent_steps, snapshot, stage_named_in, steady
 
 
 @pytest.mark.parametrize(
@@ -38,11 +38,32 @@ def test_stage_named_in_failing_lines(texts: list[str], stage: str | None) -> No
     assert stage_named_in(texts) == stage
 
 
-def test_last_step_is_found_megabytes_before_the_end() -> None:
+def test_last_steps_are_found_megabytes_before_the_end() -> None:
     # After a crash, vLLM's metrics can go on for megabytes with no step line.
     metrics = b"INFO 03-25 12:47:45 metrics.py:351] Avg prompt throughput: 7482.6 tokens/s\n" * 60_000
-    text = b"step:41 - loss 0.3\n" + b"step:42 - loss 0.2 - timing_s/step:99\n" + metrics
+    steps = b"".join(b"step:%d - loss 0.3 - timing_s/step:99\n" % n for n in range(38, 43))
+    text = steps + metrics
     assert len(metrics) > 4 * 1024 * 1024
-    assert last_step(lambda at, n: text[at : at + n], len(text)) == 42
-    assert last_step(lambda at, n: text[at : at + n], len(text), reach=1024 * 1024) is None
-    assert last_step(lambda at, n: b"", 0) is None
+
+    def read(at: int, n: int) -> bytes:
+        return text[at : at + n]
+
+    assert recent_steps(read, len(text)) == [38, 39, 40, 41, 42]
+    assert recent_steps(read, len(text), count=2) == [41, 42]
+    assert recent_steps(read, len(text), reach=1024 * 1024) == []
+    assert recent_steps(read, 0) == []
+
+
+def test_step_lines_cut_by_a_chunk_boundary_are_read_once() -> None:
+    # The last mebibyte starts 3 bytes into `step:7`: the earlier chunk reads it whole.
+    text = b"step:7\n" + b"y" * (1024 * 1024 - 12) + b"\n" + b"step:8\n"
+    assert len(text) - 1024 * 1024 == 3
+    assert recent_steps(lambda at, n: text[at : at + n], len(text)) == [7, 8]
+
+
+@pytest.mark.parametrize(
+    ("steps", "expected"),
+    [([1, 2, 2, 5], True), ([7], True), ([], False), ([3, 9, 4], False), ([120, 3], False)],
+)
+def test_a_steady_counter_never_goes_down(steps: list[int], expected: bool) -> None:
+    assert steady(steps) is expected

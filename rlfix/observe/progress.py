@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Mapping
 
@@ -104,24 +105,35 @@ def stage_named_in(texts: list[str]) -> str | None:
     return None
 
 
-#: How far back from an input's end its last step is looked for: a job that died can go on
+#: How far back from an input's end its last steps are looked for: a job that died can go on
 #: printing (vLLM metrics, NCCL watchdog waits) for megabytes after its last step line.
 LAST_STEP_REACH = 32 * 1024 * 1024
+#: Step lines read to tell a training loop's counter: they must not go down.
+STEADY_STEPS = 5
 _CHUNK = 1024 * 1024
 
 
-def last_step(read: Callable[[int, int], bytes], size: int, reach: int = LAST_STEP_REACH) -> int | None:
-    """The step printed last within the final `reach` bytes of an input of `size` bytes, read
-    backwards a mebibyte at a time through `read(position, count)`."""
+def recent_steps(
+    read: Callable[[int, int], bytes], size: int, reach: int = LAST_STEP_REACH, count: int = STEADY_STEPS
+) -> list[int]:
+    """The last `count` step numbers (or fewer) printed within the final `reach` bytes of an input
+    of `size` bytes, oldest first, read backwards a mebibyte at a time via `read(position, count)`."""
+    steps: list[int] = []
     end = size
-    while end > 0 and size - end < reach:
+    while end > 0 and size - end < reach and len(steps) < count:
         start = max(0, end - _CHUNK)
-        # A little past the chunk's end, so a step line cut by the chunk boundary is whole in one.
-        found = list(_STEP.finditer(read(start, min(size, end + 64) - start)))
-        if found:
-            return int(found[-1].group(1))
+        # The step lines that begin in this chunk, whole (read a little past its end for that).
+        text = read(start, min(size, end + 256) - start)
+        found = [int(m.group(1)) for m in _STEP.finditer(text) if m.start() < end - start]
+        steps[:0] = found[-(count - len(steps)) :]
         end = start
-    return None
+    return steps
+
+
+def steady(steps: list[int]) -> bool:
+    """Whether step numbers read like one training loop's counter: some, and never going down.
+    (Two counters mixed, or a log of lines in no order, say nothing about how far a job got.)"""
+    return bool(steps) and all(a <= b for a, b in itertools.pairwise(steps))
 
 
 #: Steps past the last one printed before a root cause (or past step 0, when none was) that
@@ -130,27 +142,29 @@ STEPS_BEYOND = 2
 
 
 class StepWatch:
-    """Whether a job went on after a root cause: the step printed last before the root's first
-    line, against the step printed last near the end of the same input."""
+    """Whether a job went on after a root cause: the steps printed last before the root's first
+    line, against those printed last near the end of the same input."""
 
     def __init__(self) -> None:
+        # Per root: its input and the step before it (None: none yet; -1: no steady counter).
         self._before: dict[str, tuple[str, int | None]] = {}
         self._last: dict[str, int] = {}
 
-    def root(self, owner: str, source: str, step: int | None) -> None:
-        """A root cause first showed in `source`, the last step before it being `step`."""
-        self._before[owner] = (source, step)
+    def root(self, owner: str, source: str, window: bytes) -> None:
+        """A root cause first showed in `source`, `window` being what was printed before it."""
+        steps = recent_steps(lambda at, n: window[at : at + n], len(window))
+        self._before[owner] = (source, None if not steps else steps[-1] if steady(steps) else -1)
 
     def wants(self, source: str) -> bool:
-        """Whether a root cause first showed in this input (only then does its last step matter)."""
+        """Whether a root cause first showed in this input (only then do its last steps matter)."""
         return any(at == source for at, _ in self._before.values())
 
     def ended(self, source: str, read: Callable[[int, int], bytes], size: int) -> None:
         """The input ended after `size` bytes, readable through `read(position, count)`."""
         if self.wants(source):
-            step = last_step(read, size)
-            if step is not None:
-                self._last[source] = step
+            steps = recent_steps(read, size)
+            if steady(steps):
+                self._last[source] = steps[-1]
 
     def went_on(self, first_sources: Mapping[str, str]) -> dict[str, tuple[int | None, int]]:
         """Per root (whose first line is in `first_sources[owner]`) the job went on after: the step
@@ -158,7 +172,7 @@ class StepWatch:
         out = {}
         for owner, (source, before) in self._before.items():
             last = self._last.get(source)
-            if first_sources.get(owner) != source or last is None:
+            if first_sources.get(owner) != source or last is None or before == -1:
                 continue
             # The other ranks may still print the step the failing one died in, and the next if
             # that one had not printed its own yet: going on means a whole step beyond both.
