@@ -73,7 +73,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--jobs", type=int, default=2, help="the --jobs row's worker count (default 2)")
     parser.add_argument("--long-line", default="100MB", help="single-line test size, 0 to skip (default 100MB)")
     parser.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
-    parser.add_argument("--repeat", type=int, default=1, help="runs per method; the fastest is shown")
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="rounds, every method once a round; each one's fastest is shown"
+    )
     parser.add_argument("--dir", help="where to write the logs (default: a temporary directory)")
     parser.add_argument("--keep", action="store_true", help="keep the generated logs")
     parser.add_argument("--generate-only", metavar="DIR", help="only write the profiles' logs to DIR and print hashes")
@@ -180,12 +182,17 @@ def run_profile(profile: Profile, args: argparse.Namespace, tools: Tools, workdi
         size, files = _sizes(profile, args)
         target = _generate(profile, where, size, files, args.seed)
         py = _python_copy(profile, args, where, target) if "python" in tools.engines else (None, "")
-        results = []
-        for name, argv, path, env in _plan(tools, args, target, patterns, py):
-            bytes_in = input_size(path)
-            best = min((measure(name, argv, bytes_in, env) for _ in range(args.repeat)), key=lambda r: r.wall)
-            results.append(best)
-            print(f"  {name}: {best.wall:.2f} s", flush=True)
+        plan = list(_plan(tools, args, target, patterns, py))
+        best: dict[int, Result] = {}
+        # In rounds, every method once per round: a machine that drifts slower or faster during
+        # the run then drifts under every method alike, and the ratios stay fair.
+        for _ in range(args.repeat):
+            for k, (name, argv, path, env) in enumerate(plan):
+                result = measure(name, argv, input_size(path), env)
+                if k not in best or result.wall < best[k].wall:
+                    best[k] = result
+                print(f"  {name}: {result.wall:.2f} s", flush=True)
+        results = [best[k] for k in range(len(plan))]
         _table(profile, results, sum(p.is_file() for p in target.rglob("*")) if target.is_dir() else 1)
     finally:
         if not args.keep:
