@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from rlfix.observe.progress import recent_steps, snapshot, stage_named_in, steady
+from rlfix.observe.progress import _STEP, STEADY_STEPS, recent_steps, snapshot, stage_named_in, steady
 
 
 @pytest.mark.parametrize(
@@ -67,3 +69,13 @@ def test_step_lines_cut_by_a_chunk_boundary_are_read_once() -> None:
 )
 def test_a_steady_counter_never_goes_down(steps: list[int], expected: bool) -> None:
     assert steady(steps) is expected
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.sampled_from(["step", "Step", "global_", "iteration", "/", "_", "x", " ", ":", "=", "7", "42", "\n"]))
+)
+def test_recent_steps_read_steps_as_the_snapshot_does(parts: list[str]) -> None:
+    text = "".join(parts).encode()
+    expected = [int(m.group(1)) for m in _STEP.finditer(text)][-STEADY_STEPS:]
+    assert recent_steps(lambda at, n: text[at : at + n], len(text)) == expected
