@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from rlfix.observe.progress import _STEP, STEADY_STEPS, recent_steps, snapshot, stage_named_in, steady
@@ -75,6 +75,7 @@ def test_a_steady_counter_never_goes_down(steps: list[int], expected: bool) -> N
 @given(
     st.lists(st.sampled_from(["step", "Step", "global_", "iteration", "/", "_", "x", " ", ":", "=", "7", "42", "\n"]))
 )
+@example(["global_", "iteration", " ", "7"])
 def test_recent_steps_read_steps_as_the_snapshot_does(parts: list[str]) -> None:
     text = "".join(parts).encode()
     expected = [int(m.group(1)) for m in _STEP.finditer(text)][-STEADY_STEPS:]

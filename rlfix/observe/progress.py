@@ -144,7 +144,7 @@ def _step_starts(text: bytes, at: int) -> bool:
     """Whether the step word at `at` of lower-cased `text` starts a step as `_STEP` reads it: a
     word of its own (`global_step` one too), and `step`/`iteration` not after a `/`."""
     before = text[at - 1 : at]
-    if before == b"_" and text[max(0, at - 7) : at] == b"global_":
+    if before == b"_" and text[max(0, at - 7) : at] == b"global_" and text.startswith(b"step", at):
         before = text[at - 8 : at - 7] if at >= 8 else b""
         return not (before.isalnum() or before == b"_")
     return not (before.isalnum() or before in (b"_", b"/"))
