@@ -251,3 +251,14 @@ def test_step_numbers_in_no_order_say_nothing() -> None:
     report = diagnose(scrambled)
     assert report.ids[:2] == ["ray-unschedulable", "cuda-oom"]
     assert not any("went on" in r for d in report.diagnoses for r in d.reasons)
+
+
+def test_a_live_report_drops_a_last_step_that_no_longer_holds() -> None:
+    from rlfix.core import Triage
+
+    triage = Triage()
+    triage.feed_lines(_job(40, [OOM]).splitlines())
+    assert triage.report().ids[:2] == ["cuda-oom", "ray-unschedulable"]
+    # Then another counter's numbers: the steps no longer read as one loop, so no verdict stands.
+    triage.feed_lines([f"iteration {n} of the reward loop" for n in (900, 3, 700, 5, 2)])
+    assert triage.report().ids[:2] == ["ray-unschedulable", "cuda-oom"]

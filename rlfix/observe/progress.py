@@ -183,8 +183,11 @@ class StepWatch:
         """The input ended after `size` bytes, readable through `read(position, count)`."""
         if self.wants(source):
             steps = recent_steps(read, size)
+            # Lines fed one by one are judged at each report: a later verdict replaces an earlier one.
             if steady(steps):
                 self._last[source] = steps[-1]
+            else:
+                self._last.pop(source, None)
 
     def went_on(self, first_sources: Mapping[str, str]) -> dict[str, tuple[int | None, int]]:
         """Per root (whose first line is in `first_sources[owner]`) the job went on after: the step
