@@ -16,7 +16,8 @@ from rlfix.conclude import Observations, conclude
 from rlfix.details import ExitStatus
 from rlfix.errors import InputError
 from rlfix.kb.load import KnowledgeBase, load_knowledge
-from rlfix.match.matcher import NUMPY_AFTER, Budget, Hit, Matcher, Probe, ProbeKind, scan_buffers
+from rlfix.match.lines import NUMPY_AFTER
+from rlfix.match.matcher import Budget, Hit, Matcher, Probe, ProbeKind, scan_buffers
 from rlfix.match.parallel import ParallelFeed
 from rlfix.match.ranges import Candidate
 from rlfix.model import Evidence, Kind, LazyRegex, Line

@@ -4,6 +4,7 @@ import io
 
 import pytest
 
+import rlfix.match.lines as lines_mod
 import rlfix.match.matcher as match_mod
 from rlfix.kb.load import KnowledgeBase
 from rlfix.match.engines import available_engines
@@ -72,14 +73,34 @@ def test_invalid_utf8_and_nul_bytes_do_not_break_matching(mini_kb: KnowledgeBase
 def test_newline_counting_with_and_without_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
     data = bytearray(b"a\nbb\n\n" * 400_000)
     end = len(data) - 1
-    monkeypatch.setattr(match_mod, "_numpy", False)
-    plain = match_mod.count_newlines(data, end)
-    assert match_mod.count_newlines(data, end, fast=False) == plain
+    monkeypatch.setattr(lines_mod, "_numpy", False)
+    plain = lines_mod.count_newlines(data, end)
+    assert lines_mod.count_newlines(data, end, fast=False) == plain
     assert plain == data.count(b"\n", 0, end)
     pytest.importorskip("numpy")
-    monkeypatch.setattr(match_mod, "_numpy", None)
-    assert match_mod.count_newlines(data, end) == plain
-    assert match_mod._numpy not in (None, False)
+    monkeypatch.setattr(lines_mod, "_numpy", None)
+    assert lines_mod.count_newlines(data, end) == plain
+    assert lines_mod._numpy not in (None, False)
+
+
+@pytest.mark.parametrize("numpy", [False, True])
+def test_block_lines_count_between_any_offsets(monkeypatch: pytest.MonkeyPatch, numpy: bool) -> None:
+    """Marked once per block (numpy) or counted each time: the same counts, block after block,
+    small blocks and the stretch before the first newline included."""
+    if numpy:
+        pytest.importorskip("numpy")
+    else:
+        monkeypatch.setattr(lines_mod, "_numpy", False)
+    counter = lines_mod.BlockLines()
+    small = b"x\n" * 10
+    for block in (bytearray(b"no newline here " * 9000), bytearray(b"ab\n\ncd\r\n" * 30_000), small):
+        end = len(block) - 3
+        counter.start(block, end, fast=True)
+        for start, stop in ((0, end), (0, 0), (5, 17), (1000, end), (end - 1, end), (7, 7)):
+            assert counter.count(start, stop) == block.count(b"\n", start, stop), (start, stop)
+    block = bytearray(b"\n" * (lines_mod.MARK_MIN * 2))
+    counter.start(block, len(block), fast=True)
+    assert counter.count(0, len(block)) == len(block)
 
 
 @pytest.mark.parametrize("fast", [False, True])

@@ -16,7 +16,7 @@ import stat
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 if TYPE_CHECKING:
     pass
@@ -25,6 +25,7 @@ from rlfix.errors import Location
 from rlfix.kb.anchors import derive_anchors
 from rlfix.kb.load import KnowledgeBase
 from rlfix.match.engines import Prefilter, make_prefilter
+from rlfix.match.lines import NUMPY_AFTER, BlockLines
 from rlfix.match.normalize import normalize
 from rlfix.model import SEARCH_TIMEOUTS, LazyRegex, Line, Match, Pattern
 
@@ -119,27 +120,6 @@ Collect = Callable[[bytes, list[tuple[int, int]], int, int], None]
 BlockHook = Callable[[bytearray | bytes, int], None]
 
 
-#: Bytes a stream must have reached before numpy is imported to count its lines: importing numpy
-#: costs about as much as counting 300 MB the slow way, so only long logs gain from it.
-NUMPY_AFTER = 256 * 1024 * 1024
-#: Bytes between two candidate lines above which numpy counts the newlines between them: below,
-#: its fixed cost per call (a few microseconds) exceeds what it saves over `bytes.count`.
-NUMPY_GAP = 8 * 1024
-_numpy: Any = None  # False: not installed; None: not tried yet
-
-
-def _load_numpy() -> Any:
-    global _numpy
-    if _numpy is None:
-        try:
-            import numpy
-
-            _numpy = numpy
-        except ImportError:
-            _numpy = False
-    return _numpy
-
-
 def _size_hint(stream: BinaryIO) -> int:
     """The size of a regular file behind `stream` (0 for pipes and unknown streams)."""
     try:
@@ -147,25 +127,6 @@ def _size_hint(stream: BinaryIO) -> int:
     except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
         return 0
     return info.st_size if stat.S_ISREG(info.st_mode) else 0
-
-
-def line_counting() -> str:
-    """How large blocks have their lines counted here (shown by `rlfix kb info`)."""
-    return "numpy" if _load_numpy() else "bytes.count (install numpy, or rlfix[fast], to count lines faster)"
-
-
-def count_newlines(buf: bytes | bytearray, end: int, fast: bool = True, start: int = 0) -> int:
-    """Newlines in `buf[start:end]`.
-
-    Counting lines with `bytes.count` (a byte-at-a-time loop) costs as much as the literal scan
-    itself; numpy, when installed (it comes with Ray and PyTorch), is several times faster.
-    `fast=False` keeps to `bytes.count` (for short inputs, not worth importing numpy).
-    """
-    numpy: Any = _load_numpy() if fast else False
-    if not numpy:
-        return buf.count(b"\n", start, end)
-    view = numpy.frombuffer(memoryview(buf)[start:end], dtype=numpy.uint8)
-    return int(numpy.count_nonzero(view == 10))
 
 
 class Budget:
@@ -412,12 +373,12 @@ class Matcher:
         end: int | None = None,
         base: int = 0,
         collect: Collect | None = None,
-        fast: bool = False,
+        lines: BlockLines | None = None,
     ) -> tuple[int, int]:
         """Match every candidate line of `block[:end]`, whose first line has number `first_line`
         and which starts at byte `base` of its input. Returns how far newlines were counted on
-        the way: (offset, the number of the line that starts there). `fast`: count long stretches
-        of lines with numpy (see `count_newlines`)."""
+        the way: (offset, the number of the line that starts there). `lines` counts them, started
+        on this block (by default, with `bytes.count`)."""
         end = len(block) if end is None else end
         if on_block is not None:
             on_block(block, end)
@@ -425,6 +386,7 @@ class Matcher:
         hits = prefilter.scan(block, end)
         if not hits:
             return 0, first_line
+        count = (lines or BlockLines.over(block, end)).count
         hits.sort()
         counted_to = 0
         line_no = first_line
@@ -435,8 +397,7 @@ class Matcher:
             stop = block.find(b"\n", hit_end - 1, end)
             if stop < 0:
                 stop = end
-            # A warning every few hundred lines makes these stretches most of the block.
-            line_no += count_newlines(block, start, fast and start - counted_to >= NUMPY_GAP, counted_to)
+            line_no += count(counted_to, start)
             counted_to = start
             local: list[tuple[int, int]] = []
             while i < len(hits) and hits[i][0] - 1 < stop:
@@ -657,12 +618,15 @@ class _StreamState:
         self._matcher, self._source, self._sink, self._budget = matcher, source, sink, budget
         self._on_block, self._collect = on_block, collect
         self.line_no, self.base = first_line, base
+        self._lines = BlockLines()
 
     def block(self, buf: bytes | bytearray, end: int, fast: bool) -> None:
-        """Scan `buf[:end]`, which ends with a newline unless it ends the stream."""
-        counted_to, line_no = self._scan(buf, end, fast)
+        """Scan `buf[:end]`, which ends with a newline unless it ends the stream; `fast`: count its
+        lines with numpy."""
+        self._lines.start(buf, end, fast)
+        counted_to, line_no = self._scan(buf, end, self._lines)
         # Newlines up to the last candidate were counted while matching; count only the rest.
-        newlines = line_no - self.line_no + count_newlines(buf, end, fast=fast, start=counted_to)
+        newlines = line_no - self.line_no + self._lines.count(counted_to, end)
         # A stream's last line may lack its newline: it is a line all the same.
         self.line_no += newlines if end and buf[end - 1] == 10 else newlines + 1
         self.base += end
@@ -670,11 +634,12 @@ class _StreamState:
     def overlong(self, buf: bytes | bytearray, end: int) -> bytes:
         """Scan a piece of a line longer than MAX_LINE; return the tail kept for the next piece,
         in case an anchor straddles the cut."""
-        self._scan(buf, end)
+        self._lines.start(buf, end, fast=False)
+        self._scan(buf, end, self._lines)
         self.base += end - OVERLAP
         return bytes(buf[end - OVERLAP : end])
 
-    def _scan(self, buf: bytes | bytearray, end: int, fast: bool = False) -> tuple[int, int]:
+    def _scan(self, buf: bytes | bytearray, end: int, lines: BlockLines) -> tuple[int, int]:
         return self._matcher.scan_block(
             buf,
             self.line_no,
@@ -685,7 +650,7 @@ class _StreamState:
             end,
             self.base,
             self._collect,
-            fast=fast,
+            lines,
         )
 
 

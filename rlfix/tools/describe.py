@@ -76,7 +76,7 @@ def describe_knowledge(kb: KnowledgeBase, extra: Sequence[str] = ()) -> str:
     from rlfix.core import matcher_for
     from rlfix.kb.load import builtin_dir
     from rlfix.match.engines import available_engines
-    from rlfix.match.matcher import line_counting
+    from rlfix.match.lines import line_counting
 
     matcher = matcher_for(kb, "auto")
     lines = [f"rlfix {__version__}", f"knowledge base: {builtin_dir()} ({len(kb)} signatures, digest {kb.digest})"]
