@@ -240,11 +240,29 @@ def generate_only(names: list[str], args: argparse.Namespace) -> int:
     return 0
 
 
+def byte_compile() -> str:
+    """Byte-compile rlfix's modules, as `pip install` does, and say so.
+
+    Python compiles a module it has no bytecode for on every start; with PYTHONDONTWRITEBYTECODE
+    set (or a read-only source tree) that is each of rlfix's ~90 modules on each run, about 0.2 s
+    that an installed rlfix never pays.
+    """
+    import importlib.util
+
+    spec = importlib.util.find_spec("rlfix")
+    if spec is None or not spec.submodule_search_locations:
+        return "rlfix not found: cannot byte-compile it"
+    where = list(spec.submodule_search_locations)[0]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", where], check=True)
+    return f"byte-compiled {where} (as pip install does)"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     names = list(PROFILES) if args.profile == "all" else [args.profile]
     if args.generate_only:
         return generate_only(names, args)
+    print(byte_compile())
     tools = Tools.detect()
     workdir = Path(args.dir or tempfile.mkdtemp(prefix="rlfix-bench-"))
     workdir.mkdir(parents=True, exist_ok=True)

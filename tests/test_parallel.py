@@ -136,3 +136,32 @@ def test_runs_of_one_warning_counted_at_once_give_the_serial_report(tmp_path: Pa
     assert split == diagnose(logs, jobs=1).to_dict()
     unschedulable = next(d for d in split["diagnoses"] if d["id"] == "ray-unschedulable")
     assert unschedulable["count"] == 8 * (452 + 900)
+
+
+def test_a_pieces_candidates_survive_pickling_as_they_were_found(tmp_path: Path) -> None:
+    """The compact `Candidates` a worker sends: each line's place, bytes and hits as found, runs
+    marked on their first line, the members of a run sharing its hits; indexing and slicing."""
+    import pickle
+
+    from rlfix.match.matcher import scan_buffers
+
+    log = tmp_path / "driver.log"
+    log.write_text(_runs_of_the_same_warning()[1] * 2)
+    matcher = Triage().matcher
+    piece = cut(str(log), 0, log.stat().st_size)[0]
+    plain: list[tuple[bytes, list[tuple[int, int]], int, int]] = []
+    with log.open("rb") as stream:
+        collect = lambda d, h, n, p: plain.append((d, h, n, p))  # noqa: E731
+        matcher.scan_stream(stream, "", None, first_line=0, collect=collect, buffers=scan_buffers())
+    found = pickle.loads(pickle.dumps(ranges.scan_piece(matcher, piece, frozenset()).candidates))
+    assert len(found) == len(plain) > 1000
+    assert [(c.data, c.hits, c.nth, c.position) for c in found] == plain
+    assert found[-1] == found[len(found) - 1] and list(found[3:9]) == [found[i] for i in range(3, 9)]
+    runs = [(i, c.same) for i, c in enumerate(found) if c.same]
+    assert runs and all(
+        matcher.repeat_key(found[i + k].data, found[i + k].hits) == matcher.repeat_key(found[i].data, found[i].hits)
+        for i, same in runs
+        for k in range(same + 1)
+    )
+    with pytest.raises(IndexError):
+        found[len(found)]

@@ -10,10 +10,11 @@ report of a serial run, byte for byte.
 
 from __future__ import annotations
 
+from array import array
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, BinaryIO, NamedTuple
+from typing import TYPE_CHECKING, BinaryIO, NamedTuple, overload
 
 if TYPE_CHECKING:  # the process pool is imported only when one is started
     from concurrent.futures import Executor, Future
@@ -56,6 +57,48 @@ class Candidate(NamedTuple):
     same: int = 0
 
 
+class Candidates(Sequence[Candidate]):
+    """A piece's candidate lines, stored for the trip between processes: places in arrays, bytes in
+    one string, and the hits once per run.
+
+    A chatty log sends tens of thousands of repeats of one warning per gigabyte; as objects, each
+    cost about as much to pickle and unpickle as to find. Here a piece is a handful of objects
+    whatever its candidate count, and a `Candidate` is built only for the lines that are read.
+    """
+
+    def __init__(
+        self,
+        nths: array[int],
+        positions: array[int],
+        ends: array[int],
+        data: bytes,
+        hits: list[list[tuple[int, int]]],
+        which: array[int],
+        same: dict[int, int],
+    ) -> None:
+        self._nths, self._positions, self._ends, self._data = nths, positions, ends, data
+        self._hits, self._which, self._same = hits, which, same
+
+    def __len__(self) -> int:
+        return len(self._nths)
+
+    @overload
+    def __getitem__(self, index: int) -> Candidate: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Candidate]: ...
+
+    def __getitem__(self, index: int | slice) -> Candidate | Sequence[Candidate]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        start = self._ends[index - 1] if index > 0 else 0
+        data = self._data[start : self._ends[index]]
+        hits = self._hits[self._which[index]]
+        return Candidate(self._nths[index], self._positions[index], data, hits, self._same.get(index, 0))
+
+
 @dataclass
 class PieceScan:
     """What the prefilter found in one piece: newlines (lines, for the last piece of a file that
@@ -63,7 +106,7 @@ class PieceScan:
 
     lines: int
     size: int
-    candidates: list[Candidate]
+    candidates: Sequence[Candidate]
     #: Why the piece could not be read to its end (what was read is kept).
     error: str | None = None
 
@@ -134,7 +177,7 @@ def scan_piece(
     try:
         window = _Window(piece.path, piece.start, piece.stop)
     except OSError as exc:
-        return PieceScan(0, 0, [], f"read failed: {exc.strerror or exc}")
+        return PieceScan(0, 0, found.candidates(), f"read failed: {exc.strerror or exc}")
     try:
         lines, size = matcher.scan_stream(
             window,  # type: ignore[arg-type]
@@ -155,12 +198,19 @@ def scan_piece(
 
 
 class _Runs:
-    """Candidate lines in order, with runs of the same line (digits aside) marked on their first."""
+    """Collects candidate lines in order into `Candidates`, marking runs of the same line (digits
+    aside, with the same hits) on their first line."""
 
     def __init__(self, matcher: Matcher) -> None:
         self._matcher = matcher
-        self._found: list[Candidate] = []
-        # Run lengths by the index of their first line; the run being extended and its key.
+        self._nths: array[int] = array("q")
+        self._positions: array[int] = array("q")
+        self._ends: array[int] = array("q")
+        self._parts: list[bytes] = []
+        self._size = 0
+        self._hits: list[list[tuple[int, int]]] = []
+        self._which: array[int] = array("q")
+        # Run lengths by the index of their first line; the key of the run being extended.
         self._runs: dict[int, int] = {}
         self._run_start = -1
         self._run_key: tuple[bytes, bool] | None = None
@@ -168,19 +218,21 @@ class _Runs:
     def collect(self, data: bytes, hits: list[tuple[int, int]], nth: int, position: int) -> None:
         masked = self._matcher.repeat_key(data, hits)
         key = None if masked is None else (masked, position < self._matcher.head_limit)
-        if key is not None and key == self._run_key:
-            self._runs[self._run_start] += 1
+        if key is not None and key == self._run_key and hits == self._hits[-1]:
+            self._runs[self._run_start] = self._runs.get(self._run_start, 0) + 1
         else:
-            self._run_start, self._run_key = len(self._found), key
-            self._runs[self._run_start] = 0
-        self._found.append(Candidate(nth, position, data, hits))
+            self._run_start, self._run_key = len(self._nths), key
+            self._hits.append(hits)
+        self._nths.append(nth)
+        self._positions.append(position)
+        self._size += len(data)
+        self._ends.append(self._size)
+        self._parts.append(data)
+        self._which.append(len(self._hits) - 1)
 
-    def candidates(self) -> list[Candidate]:
-        found = self._found
-        for start, same in self._runs.items():
-            if same:
-                found[start] = found[start]._replace(same=same)
-        return found
+    def candidates(self) -> Candidates:
+        data = b"".join(self._parts)
+        return Candidates(self._nths, self._positions, self._ends, data, self._hits, self._which, self._runs)
 
 
 # --- worker processes ------------------------------------------------------------------
