@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 
 from rlfix.kb.load import KnowledgeBase, load_knowledge
+
+# Tests and the CLIs they start share a knowledge-base cache of their own, never the user's.
+if "RLFIX_CACHE_DIR" not in os.environ:
+    os.environ["RLFIX_CACHE_DIR"] = tempfile.mkdtemp(prefix="rlfix-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["RLFIX_CACHE_DIR"], True)
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"

@@ -10,6 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from rlfix.errors import KnowledgeError, Location, Problem, UsageError
+from rlfix.kb import cache
 from rlfix.kb.parse import Pin, TaxonomyEntry, parse_pins, parse_signature_file, parse_taxonomy
 from rlfix.model import Signature
 
@@ -101,13 +102,48 @@ class Parsed:
 
 
 def load_files(paths: Iterable[Path]) -> Parsed:
-    """Parse signature files (and the taxonomy and pins files among them) collecting all problems."""
-    out = Parsed()
+    """Parse signature files (and the taxonomy and pins files among them) collecting all problems.
+
+    Files that parsed without a problem before, byte for byte, come from the cache (`cache.py`).
+    """
+    texts: list[tuple[Path, str, bytes]] = []
+    problems: list[Problem] = []
     for path in paths:
-        shown = _display(path)
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            data = path.read_bytes()
+        except OSError as exc:
+            problems.append(Problem(Location(_display(path)), "", f"cannot read: {exc}"))
+            continue
+        texts.append((path, _display(path), data))
+    key = cache.key_of([(shown, data) for _path, shown, data in texts]) if not problems else None
+    found = _from_cache(cache.fetch(key)) if key is not None else None
+    if found is not None:
+        return found
+    out = _parse(texts, problems)
+    if key is not None and not out.problems:
+        cache.keep(key, {"sigs": out.sigs, "taxonomy": out.taxonomy, "pins": out.pins, "files": out.files})
+    return out
+
+
+def _from_cache(found: object) -> Parsed | None:
+    """A cached parse, if it has the shape one has (else None: parse the files again)."""
+    if not isinstance(found, dict):
+        return None
+    parts = {"sigs": Signature, "taxonomy": TaxonomyEntry, "pins": Pin, "files": str}
+    for name, kind in parts.items():
+        items = found.get(name)
+        if not isinstance(items, list) or not all(isinstance(item, kind) for item in items):
+            return None
+    return Parsed(found["sigs"], found["taxonomy"], found["pins"], found["files"])
+
+
+def _parse(texts: list[tuple[Path, str, bytes]], problems: list[Problem]) -> Parsed:
+    out = Parsed(problems=problems)
+    for path, shown, data in texts:
+        try:
+            # As `Path.read_text` reads: universal newlines.
+            text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+        except UnicodeDecodeError as exc:
             out.problems.append(Problem(Location(shown), "", f"cannot read: {exc}"))
             continue
         out.files.append(shown)

@@ -1,0 +1,90 @@
+"""The cache of parsed knowledge-base files: the same knowledge base, or none at all."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rlfix.kb import cache
+from rlfix.kb.load import _yaml_files, builtin_dir, load_files
+from tests.conftest import DATA
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    where = tmp_path / "cache"
+    monkeypatch.setenv(cache.CACHE_ENV, str(where))
+    return where
+
+
+def _facts(parsed: object) -> list[tuple[object, ...]]:
+    """Everything a signature holds, the fields equality skips (places, extractors) included."""
+    sigs = parsed.sigs  # type: ignore[attr-defined]
+    return [
+        (
+            sig,
+            str(sig.location),
+            [(str(p.location), p.compiled.pattern, p.compiled.ignore_case) for p in sig.patterns],
+            [(name, rx.pattern, rx.ignore_case) for name, rx in sig.extract],
+        )
+        for sig in sigs
+    ]
+
+
+def test_a_cached_knowledge_base_is_the_parsed_one(cache_dir: Path) -> None:
+    files = _yaml_files(builtin_dir())
+    fresh = load_files(files)
+    assert not fresh.problems and len(list(cache_dir.glob("kb-*.json"))) == 1
+    again = load_files(files)
+    assert _facts(again) == _facts(fresh) and len(fresh.sigs) > 40
+    assert (again.taxonomy, again.pins, again.files) == (fresh.taxonomy, fresh.pins, fresh.files)
+    assert [p.requires for p in again.pins] == [p.requires for p in fresh.pins]
+
+
+def test_another_byte_is_another_key_and_problems_are_never_kept(cache_dir: Path, tmp_path: Path) -> None:
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    source = (DATA / "kb").glob("*.yaml")
+    for f in source:
+        (kb / f.name).write_bytes(f.read_bytes())
+    first = load_files(_yaml_files(kb))
+    target = next(p for p in _yaml_files(kb) if "signatures:" in p.read_text())
+    target.write_text(target.read_text().replace("signatures:", "signatures:\n  - id: [broken]", 1))
+    broken = load_files(_yaml_files(kb))
+    assert not first.problems and broken.problems
+    assert len(list(cache_dir.glob("kb-*.json"))) == 1  # the broken set was not kept
+    assert load_files(_yaml_files(kb)).problems == broken.problems
+
+
+def test_a_damaged_or_foreign_cache_file_is_ignored(cache_dir: Path) -> None:
+    files = _yaml_files(builtin_dir())
+    fresh = load_files(files)
+    (kept,) = cache_dir.glob("kb-*.json")
+    for text in (
+        "{not json",
+        json.dumps({"class": "Popen", "fields": {"args": ["sh"]}}),
+        "[]",
+        '{"dict": 3}',
+        '{"dict": {"sigs": []}}',
+    ):
+        kept.write_text(text)
+        assert _facts(load_files(files)) == _facts(fresh)
+
+
+def test_the_cache_can_be_off_or_unwritable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    files = _yaml_files(builtin_dir())
+    monkeypatch.setenv(cache.CACHE_ENV, "off")
+    assert cache.cache_dir() is None and not load_files(files).problems
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv(cache.CACHE_ENV, str(blocker / "cache"))  # under a file: cannot be made
+    assert not load_files(files).problems
+
+
+def test_old_cache_files_are_pruned(cache_dir: Path, tmp_path: Path) -> None:
+    for n in range(cache.KEEP + 3):
+        cache.keep(f"{n:064x}", {"files": [str(n)]})
+    assert len(list(cache_dir.glob("kb-*.json"))) == cache.KEEP
+    assert not list(cache_dir.glob(".kb-*"))
