@@ -49,7 +49,7 @@ REBUILD_BYTES = 64 * 1024 * 1024
 QUIET_LINE_BYTES = 2048
 QUIET_LINES = 16_384
 #: Every ASCII digit becomes "0": repeats of a line that differ only in numbers share one key.
-_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 # What may hold digits in a regex without making it care which digits: quantifiers, \d, escapes,
 # classes of all digits.
 _NUMBERLESS = re.compile(
@@ -486,12 +486,12 @@ class Matcher:
         with the same key hold the same anchors and, once one is known, are checked alike."""
         if len(data) > QUIET_LINE_BYTES or b"\r" in data or not all(self._number_blind[a] for _, a in hits):
             return None
-        return data.translate(_DIGITS)
+        return data.translate(DIGITS_AS_ZERO)
 
     def count_again(self, data: bytes, source: str, position: int, budget: Budget, times: int) -> bool:
         """Count `times` lines with the same `repeat_key` as `data` (and on the same side of the
         head window) that come next, if `data` was just counted as a repeat; False if it was not."""
-        masked = data.translate(_DIGITS)
+        masked = data.translate(DIGITS_AS_ZERO)
         return self._again(budget, masked, position < self.head_limit, source, times)
 
     @staticmethod
@@ -547,7 +547,7 @@ class Matcher:
         segment, number, source = where
         if budget is not None:
             if key is None and len(segment) <= QUIET_LINE_BYTES and all(self._number_blind[a] for a in anchors):
-                masked = segment.translate(_DIGITS)
+                masked = segment.translate(DIGITS_AS_ZERO)
                 key = (position < self.head_limit, _digest(masked))
                 if self._known(budget, key, segment, number, source, masked):
                     return

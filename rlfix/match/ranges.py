@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, BinaryIO, NamedTuple, overload
 if TYPE_CHECKING:  # the process pool is imported only when one is started
     from concurrent.futures import Executor, Future
 
-from rlfix.match.matcher import Budget, Matcher, scan_buffers
+from rlfix.match.matcher import DIGITS_AS_ZERO, Budget, Matcher, scan_buffers
 
 #: Bytes per range: large enough that a range costs far more than shipping its result, small
 #: enough that two workers share a 1 GB log evenly and a range's candidates stay few megabytes.
@@ -203,6 +203,7 @@ class _Runs:
 
     def __init__(self, matcher: Matcher) -> None:
         self._matcher = matcher
+        self._head_limit = matcher.head_limit
         self._nths: array[int] = array("q")
         self._positions: array[int] = array("q")
         self._ends: array[int] = array("q")
@@ -216,12 +217,20 @@ class _Runs:
         self._run_key: tuple[bytes, bool] | None = None
 
     def collect(self, data: bytes, hits: list[tuple[int, int]], nth: int, position: int) -> None:
-        masked = self._matcher.repeat_key(data, hits)
-        key = None if masked is None else (masked, position < self._matcher.head_limit)
-        if key is not None and key == self._run_key and hits == self._hits[-1]:
+        run_key = self._run_key
+        # The common case first: the run goes on. The same hits, and the same bytes but for digits,
+        # give the same `repeat_key` (same length, same `\r`, same anchors).
+        if (
+            run_key is not None
+            and hits == self._hits[-1]
+            and data.translate(DIGITS_AS_ZERO) == run_key[0]
+            and (position < self._head_limit) == run_key[1]
+        ):
             self._runs[self._run_start] = self._runs.get(self._run_start, 0) + 1
         else:
-            self._run_start, self._run_key = len(self._nths), key
+            masked = self._matcher.repeat_key(data, hits)
+            self._run_start = len(self._nths)
+            self._run_key = None if masked is None else (masked, position < self._head_limit)
             self._hits.append(hits)
         self._nths.append(nth)
         self._positions.append(position)
