@@ -153,7 +153,8 @@ RULES: tuple[Rule, ...] = (
         _HEAD,
         "python train.py --wandb_key 0123456789abcdef --lr 1e-5",
         "python train.py --max_new_tokens 1024 --token_budget 8",
-        ("-",),
+        # The flag's name ends in one of `_SECRET_NAME`'s words (file names hold `-` everywhere).
+        ("passw", "secret", "token", "key", "credential"),
     ),
     _rule(
         "assignment",

@@ -16,6 +16,8 @@ from typing import Any, ClassVar
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import rlfix.core as triage_module
 from rlfix import safe
@@ -483,3 +485,13 @@ def test_leak_scan_every_format_and_mode(tmp_path: Path, engine: str) -> None:
 
 def test_leak_scan_covers_every_rule() -> None:
     assert set(SECRET_OF) == {r.name for r in RULES}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(data=st.data())
+def test_5_every_match_holds_one_of_its_rules_needs(data: Any) -> None:
+    """`Rule.needs` lets a line without those literals skip the rule: every match must hold one."""
+    rule = data.draw(st.sampled_from(RULES))
+    text = data.draw(st.from_regex(rule.pattern, fullmatch=True))
+    for found in rule.pattern.finditer(text):
+        assert any(lit in found.group(0).lower() for lit in rule.needs), (rule.name, found.group(0))
