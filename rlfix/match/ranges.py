@@ -114,6 +114,8 @@ class PieceScan:
 def cut(path: str, skip: int, size: int, target: int | None = None) -> list[Piece]:
     """Ranges of about `target` bytes (RANGE_BYTES) covering `[skip, size)`, each ending just after a newline."""
     target = target or RANGE_BYTES
+    if size - skip <= target:  # one piece: no line end to look for (most files of a directory)
+        return [Piece(path, skip, size, skip)]
     pieces: list[Piece] = []
     start = skip
     with open(path, "rb") as fh:

@@ -114,7 +114,7 @@ def utf16(head: bytes) -> str | None:
     if head[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
         return "utf-16"
     pairs = len(head) // 2
-    if pairs < 8:
+    if pairs < 8 or b"\0" not in head:  # (a memchr: most logs hold no NUL at all)
         return None
     even, odd = head[0 : pairs * 2 : 2].count(0), head[1 : pairs * 2 : 2].count(0)
     # ASCII text in UTF-16 has a NUL in one byte of (nearly) every pair and almost none in the other.
