@@ -88,3 +88,20 @@ def test_old_cache_files_are_pruned(cache_dir: Path, tmp_path: Path) -> None:
         cache.keep(f"{n:064x}", {"files": [str(n)]})
     assert len(list(cache_dir.glob("kb-*.json"))) == cache.KEEP
     assert not list(cache_dir.glob(".kb-*"))
+
+
+def test_the_key_moves_with_the_files_rlfix_and_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    files = [("knowledge/a.yaml", b"signatures: []\n")]
+    base = cache.key_of(files)
+    assert cache.key_of(files) == base
+    assert cache.key_of([("knowledge/b.yaml", files[0][1])]) != base
+    assert cache.key_of([(files[0][0], files[0][1] + b" ")]) != base
+    with monkeypatch.context() as patch:
+        patch.setattr(cache, "__version__", "99.0")
+        assert cache.key_of(files) != base
+    with monkeypatch.context() as patch:
+        patch.setattr(cache, "_code_digest", lambda: b"edited parse.py")
+        assert cache.key_of(files) != base
+    with monkeypatch.context() as patch:
+        patch.setattr(cache.sys, "version", "3.99.0")
+        assert cache.key_of(files) != base

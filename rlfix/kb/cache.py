@@ -3,8 +3,8 @@
 Parsing the bundled files (YAML construction and the stdlib regex parser, both pure Python) is
 about half of rlfix's start-up, more than scanning a log of 100 MB. What a set of files parses
 to, when it has no problem, is kept as JSON in the user's cache directory under a key that hashes
-everything it depends on: the files' names as shown and their bytes, and the bytes of rlfix's own
-modules and Python's version (an upgraded or edited rlfix parses afresh). JSON, not pickle: a
+everything it depends on: the files' names as shown and their bytes, rlfix's version and the bytes
+of its modules, and Python's version (an upgraded or edited rlfix parses afresh). JSON, not pickle: a
 cache file is data, and only the knowledge base's own classes are rebuilt from it.
 
 `RLFIX_CACHE_DIR` names the directory (default `$XDG_CACHE_HOME/rlfix` or `~/.cache/rlfix`);
@@ -41,6 +41,7 @@ from rlfix.model import (
     Severity,
     Signature,
 )
+from rlfix.version import __version__
 
 CACHE_ENV = "RLFIX_CACHE_DIR"
 #: Cache files kept; the oldest beyond this are removed when one is written.
@@ -66,7 +67,7 @@ def cache_dir() -> Path | None:
 
 def key_of(files: Sequence[tuple[str, bytes]]) -> str:
     """The cache key of these files (name as shown, bytes) parsed by this rlfix and Python."""
-    h = hashlib.sha256(f"rlfix-kb-cache {FORMAT} {sys.version}\n".encode())
+    h = hashlib.sha256(f"rlfix-kb-cache {FORMAT} {__version__} {sys.version}\n".encode())
     h.update(_code_digest())
     for name, data in files:
         h.update(f"{len(name)}:{name}{len(data)}:".encode())
