@@ -70,19 +70,6 @@ def test_invalid_utf8_and_nul_bytes_do_not_break_matching(mini_kb: KnowledgeBase
     assert [f[:2] for f in _scan(mini_kb, data, "python")] == [("t-illegal-access", 2)]
 
 
-def test_newline_counting_with_and_without_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
-    data = bytearray(b"a\nbb\n\n" * 400_000)
-    end = len(data) - 1
-    monkeypatch.setattr(lines_mod, "_numpy", False)
-    plain = lines_mod.count_newlines(data, end)
-    assert lines_mod.count_newlines(data, end, fast=False) == plain
-    assert plain == data.count(b"\n", 0, end)
-    pytest.importorskip("numpy")
-    monkeypatch.setattr(lines_mod, "_numpy", None)
-    assert lines_mod.count_newlines(data, end) == plain
-    assert lines_mod._numpy not in (None, False)
-
-
 @pytest.mark.parametrize("numpy", [False, True])
 def test_block_lines_count_between_any_offsets(monkeypatch: pytest.MonkeyPatch, numpy: bool) -> None:
     """Marked once per block (numpy) or counted each time: the same counts, block after block,
@@ -101,6 +88,7 @@ def test_block_lines_count_between_any_offsets(monkeypatch: pytest.MonkeyPatch, 
     block = bytearray(b"\n" * (lines_mod.MARK_MIN * 2))
     counter.start(block, len(block), fast=True)
     assert counter.count(0, len(block)) == len(block)
+    assert (counter._marks is not None) == numpy  # marked with numpy exactly when it is there
 
 
 @pytest.mark.parametrize("fast", [False, True])

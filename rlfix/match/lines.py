@@ -39,15 +39,6 @@ def line_counting() -> str:
     return "numpy" if load_numpy() else "bytes.count (install numpy, or rlfix[fast], to count lines faster)"
 
 
-def count_newlines(buf: bytes | bytearray, end: int, fast: bool = True, start: int = 0) -> int:
-    """Newlines in `buf[start:end]` (with numpy when `fast` and it is installed)."""
-    numpy: Any = load_numpy() if fast else False
-    if not numpy:
-        return buf.count(b"\n", start, end)
-    view = numpy.frombuffer(memoryview(buf)[start:end], dtype=numpy.uint8)
-    return int(numpy.count_nonzero(view == 10))
-
-
 class BlockLines:
     """Newline counts between offsets of one block at a time, for a whole scan.
 
