@@ -252,7 +252,7 @@ def byte_compile() -> str:
     spec = importlib.util.find_spec("rlfix")
     if spec is None or not spec.submodule_search_locations:
         return "rlfix not found: cannot byte-compile it"
-    where = list(spec.submodule_search_locations)[0]
+    where = next(iter(spec.submodule_search_locations))
     subprocess.run([sys.executable, "-m", "compileall", "-q", where], check=True)
     return f"byte-compiled {where} (as pip install does)"
 
