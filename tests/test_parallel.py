@@ -163,5 +163,6 @@ def test_a_pieces_candidates_survive_pickling_as_they_were_found(tmp_path: Path)
         for i, same in runs
         for k in range(same + 1)
     )
-    with pytest.raises(IndexError):
-        found[len(found)]
+    for outside in (len(found), -len(found) - 1):
+        with pytest.raises(IndexError):
+            found[outside]

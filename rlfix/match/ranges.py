@@ -93,6 +93,8 @@ class Candidates(Sequence[Candidate]):
             return [self[i] for i in range(*index.indices(len(self)))]
         if index < 0:
             index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("candidate index out of range")
         start = self._ends[index - 1] if index > 0 else 0
         data = self._data[start : self._ends[index]]
         hits = self._hits[self._which[index]]
