@@ -80,9 +80,12 @@ def _code_digest() -> bytes:
     """A hash of rlfix's modules: any change to the code that parses may change what it gives."""
     package = Path(__file__).resolve().parent.parent
     h = hashlib.sha256()
-    for path in sorted(package.rglob("*.py")):
-        h.update(str(path.relative_to(package)).encode())
-        h.update(path.read_bytes())
+    try:
+        for path in sorted(package.rglob("*.py")):
+            h.update(str(path.relative_to(package)).encode())
+            h.update(path.read_bytes())
+    except OSError:  # modules that cannot be read (a zip): the version in the key stands for them
+        return b"unreadable"
     return h.digest()
 
 
