@@ -176,15 +176,19 @@ _ALL_NEEDS = tuple(dict.fromkeys(lit for rule in RULES for lit in rule.needs))
 
 def redact_secrets(text: str) -> str:
     """Replace anything that looks like a credential with `***` (linear in `len(text)`)."""
+    # The rules' literals screen ASCII text only: a `(?i)` regex folds more than `str.lower` does
+    # (`ſ` matches `s`, `ı` matches `i`), so other text goes through every rule.
+    screened = text.isascii()
     lowered = text.lower()
-    for lit in _ALL_NEEDS:
-        if lit in lowered:
-            break
-    else:
-        return text
+    if screened:
+        for lit in _ALL_NEEDS:
+            if lit in lowered:
+                break
+        else:
+            return text
     for rule in RULES:
         # `str.find` is a memchr-speed scan: a rule whose literals are absent costs next to nothing.
-        if any(lit in lowered for lit in rule.needs):
+        if not screened or any(lit in lowered for lit in rule.needs):
             text = rule.pattern.sub(rule.replacement, text)
             lowered = text.lower()
     return text

@@ -495,3 +495,17 @@ def test_5_every_match_holds_one_of_its_rules_needs(data: Any) -> None:
     text = data.draw(st.from_regex(rule.pattern, fullmatch=True))
     for found in rule.pattern.finditer(text):
         assert any(lit in found.group(0).lower() for lit in rule.needs), (rule.name, found.group(0))
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("python train.py --wandb_\u017fecret 0123456789abcdef --lr 1e-5", "0123456789abcdef"),  # long s
+        ("python train.py --credent\u0131als=hunter2hunter2", "hunter2hunter2"),  # dotless i
+        ("export WANDB_API_\u212aEY=0123456789abcdef0123", "0123456789abcdef0123"),  # Kelvin sign
+        ("Authorization: Bearer \u017fk-abcdef0123456789abcdef", "abcdef0123456789abcdef"),
+    ],
+)
+def test_5_case_folding_beyond_ascii_does_not_slip_past_the_literals(text: str, secret: str) -> None:
+    """`(?i)` matches `\u017f` for `s` and `\u0131` for `i`, which `str.lower` keeps: such text runs every rule."""
+    assert secret in text and secret not in redact_secrets(text)
