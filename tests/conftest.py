@@ -44,7 +44,7 @@ def rlfix_executable() -> list[str]:
     found = shutil.which("rlfix")
     if found:
         return [found]
-    raise RuntimeError("the rlfix console script is not installed; run: pip install -e '.[test]'")
+    raise RuntimeError("the rlfix console script is not installed; run: pip install '.[test]'")
 
 
 RunCli = Callable[..., subprocess.CompletedProcess[str]]

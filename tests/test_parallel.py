@@ -166,3 +166,36 @@ def test_a_pieces_candidates_survive_pickling_as_they_were_found(tmp_path: Path)
     for outside in (len(found), -len(found) - 1):
         with pytest.raises(IndexError):
             found[outside]
+
+
+@pytest.mark.parametrize("method", ["fork", "forkserver", "spawn"])
+def test_each_start_method_gives_the_serial_report_for_a_scan_and_a_triage(
+    method: str, monkeypatch: pytest.MonkeyPatch, tiny_ranges: None
+) -> None:
+    """The pools pickle what workers need, so forkserver (3.14's default) and spawn work like fork."""
+    import multiprocessing
+
+    from rlfix.fleet.gather import triage
+    from rlfix.process_pool import start_method
+
+    if method not in multiprocessing.get_all_start_methods():
+        pytest.skip(f"{method} is not available on this platform")
+    monkeypatch.setenv("RLFIX_START_METHOD", method)
+    assert start_method() == method
+    logs = _logs(FIXTURES)[:12]
+    assert diagnose(logs, jobs=2, strict=False).to_dict() == diagnose(logs, jobs=1, strict=False).to_dict()
+    assert triage(logs, jobs=2).to_dict() == triage(logs, jobs=1).to_dict()
+
+
+def test_the_start_method_is_chosen_not_inherited(monkeypatch: pytest.MonkeyPatch) -> None:
+    import multiprocessing
+
+    from rlfix.errors import UsageError
+    from rlfix.process_pool import start_method
+
+    monkeypatch.delenv("RLFIX_START_METHOD", raising=False)
+    expected = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    assert start_method() == expected
+    monkeypatch.setenv("RLFIX_START_METHOD", "threads")
+    with pytest.raises(UsageError, match="RLFIX_START_METHOD='threads'"):
+        start_method()

@@ -12,13 +12,16 @@ from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Union
+from typing import TYPE_CHECKING, Union
 
 from rlfix.errors import UsageError
 from rlfix.fleet.jobs import Job, check_paths, find_jobs, iso, parse_since, parse_stamp
 from rlfix.fleet.model import Fleet, Group, JobSummary
 from rlfix.fleet.scan import ScanSettings, scan_job
 from rlfix.kb.load import KnowledgeBase
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 Paths = Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]
 #: Jobs queued per worker process: enough to keep every worker busy, few enough to bound memory.
@@ -75,9 +78,9 @@ def summaries(
         for job in jobs:
             yield scan_job(job, settings, kb)
         return
-    from concurrent.futures import Future, ProcessPoolExecutor  # only when a pool is started
+    from rlfix.process_pool import process_pool  # only when a pool is started
 
-    with ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(kb,)) as pool:
+    with process_pool(workers, _init_worker, (kb,)) as pool:
         pending: deque[Future[JobSummary]] = deque()
         for job in jobs:
             pending.append(pool.submit(_scan_in_worker, job, settings))

@@ -296,9 +296,9 @@ class PieceScanner:
             return
         batch, self._batch, self._batch_bytes = self._batch, [], 0
         if self._pool is None:
-            from concurrent.futures import ProcessPoolExecutor
+            from rlfix.process_pool import process_pool  # only when a pool is started
 
-            self._pool = ProcessPoolExecutor(self._jobs, initializer=_init_worker, initargs=(self._factory,))
+            self._pool = process_pool(self._jobs, _init_worker, (self._factory,))
         if self._sent % DEAD_EVERY == 0:
             # A new set of anchors costs each worker a compile: send one every few tasks.
             self._dead = self._budget.dead_now()
