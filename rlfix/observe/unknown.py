@@ -3,20 +3,20 @@ lines that say the job ended badly. The streaming half; `rlfix.conclude.unrecogn
 
 from __future__ import annotations
 
-import re
 from collections import OrderedDict
 from dataclasses import dataclass
 
 from rlfix.details import ErrorTemplate
 from rlfix.match.matcher import Hit, Probe, ProbeKind, observer_pattern
 from rlfix.model import Evidence
+from rlfix.observe.shapes import PROBE, error_shape
 from rlfix.templates import template
 
 ERRORLINE = "@error"
 TERMINATION = "@exit"
 MAX_TEMPLATES = 500
 
-_ERROR = r"(?i)\b(?:error|fatal|failed|failure|exception|aborted|segmentation fault)\b"
+_ERROR = PROBE
 _TERMINATIONS = (
     r"(?i)\bexit(?:ed)?(?: with)? (?:status|code)[ :=]+(?P<code>-?[1-9]\d{0,2})\b",
     r"returned non-zero exit status (?P<code>\d+)",
@@ -27,11 +27,6 @@ _TERMINATIONS = (
     r"(?:Aborted|Segmentation fault|Bus error) \(core dumped\)",
     r": line \d+: +\d+ Killed\b",
     r"\bKilling subprocess \d+",
-)
-
-# A line that says an error happened, as opposed to one that mentions the word ("0 errors", "error_rate").
-_STRONG_ERROR = re.compile(
-    r"(?:\[?(?:ERROR|FATAL|CRITICAL)\]?[\s:]|(?:[Ee]rror|FATAL|[Ff]atal(?: error)?):\s|\w*Error\b(?!\w))"
 )
 
 #: Error-looking lines examined per log for templates (a crash log that prints more is grouped
@@ -92,8 +87,8 @@ class UnknownTracker:
         return len(self.templates) < MAX_TEMPLATES and template(message) not in self.templates
 
     def observe(self, hit: Hit, evidence: Evidence) -> bool:
-        """Count one error-looking or job-ending line; True when it says an error happened (not just
-        the word: an ERROR/FATAL level, or `Error:` / `SomethingError` first)."""
+        """Count one error-looking or job-ending line; True when its form says an error happened (not
+        just the word: see `rlfix.observe.shapes`)."""
         if hit.probe.kind is ProbeKind.TERMINATION:
             if self.termination is None:
                 self.termination = evidence
@@ -108,7 +103,7 @@ class UnknownTracker:
             entry.last_seq = evidence.order
         elif len(self.templates) < MAX_TEMPLATES:
             self.templates[key] = _Count(key, evidence.repeat, evidence, evidence.order)
-        return hit.line.level in ("ERROR", "FATAL", "CRITICAL") or bool(_STRONG_ERROR.match(hit.line.message))
+        return error_shape(hit.line.message, hit.line.level) is not None
 
     def snapshot(self) -> UnknownErrors:
         """What was seen so far, frozen."""
