@@ -272,3 +272,21 @@ def test_a_job_that_went_on_after_an_error_line_is_healthy(tmp_path: Path) -> No
     lines += [f"step {i} loss {1 / (i + 1):.3f} reward 0.5" for i in range(30)] + ["training finished"]
     log.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert not diagnose(log).diagnoses
+
+
+# Lines that name their cause in a form the knowledge base now knows: the specific id, not the fallback.
+SPECIFIC: list[tuple[str, str]] = [
+    ("  what():  CUDA driver error: out of memory", "cuda-oom"),
+    ("cuMemCreate failed: CUDA_ERROR_OUT_OF_MEMORY (2)", "cuda-oom"),
+    ("RuntimeError: cudaMalloc failed: cudaErrorMemoryAllocation", "cuda-oom"),
+    ("train.py: error: unrecognized arguments: --grad_accum_dtype bf16", "config-error"),
+    ("vllm: error: argument --gpu-memory-utilization: invalid float value: 'high'", "config-error"),
+]
+
+
+@pytest.mark.parametrize(("line", "expected"), SPECIFIC)
+def test_a_known_cause_behind_an_error_shape_is_named(tmp_path: Path, line: str, expected: str) -> None:
+    log = tmp_path / "paste.log"
+    log.write_text(line + "\n", encoding="utf-8")
+    top = diagnose(log).top
+    assert top is not None and top.id == expected
