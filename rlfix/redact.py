@@ -149,11 +149,22 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "secret-flag",
         # `--password X`, `--api-key=X`, `--hf_token X`, `--wandb_key X`: the flag name ends in a secret word.
-        r"(?i)(?P<head>(?:^|(?<=\s))--?[\w.-]{0,40}?" + _SECRET_NAME + r"(?:=|\s+)['\"]?)(?!\*\*\*)[^\s'\"]{1,512}",
+        # `(--api-key X)` and `[--token X]` too: a bracket is as good a start as a space.
+        r"(?i)(?P<head>(?:^|(?<=[\s(\[]))--?[\w.-]{0,40}?" + _SECRET_NAME + r"(?:=|\s+)['\"]?)(?!\*\*\*)[^\s'\"]{1,512}",
         _HEAD,
         "python train.py --wandb_key 0123456789abcdef --lr 1e-5",
         "python train.py --max_new_tokens 1024 --token_budget 8",
         # The flag's name ends in one of `_SECRET_NAME`'s words (file names hold `-` everywhere).
+        ("passw", "secret", "token", "key", "credential"),
+    ),
+    _rule(
+        "secret-flag-argv",
+        # A command as a Python list, as subprocess.CalledProcessError and `print(sys.argv)` show it:
+        # `'--wandb_key', 'X'` (and JSON's double quotes).
+        r"(?i)(?P<head>['\"]--?[\w.-]{0,40}?" + _SECRET_NAME + r"['\"],\s{0,8}['\"])(?!\*\*\*)[^'\"\n]{1,512}",
+        _HEAD,
+        "Command '['python3', 'train.py', '--wandb_key', 'fedcba9876543210fedc']' returned non-zero exit status 1.",
+        "Command '['python3', 'train.py', '--max_new_tokens', '1024']' returned non-zero exit status 1.",
         ("passw", "secret", "token", "key", "credential"),
     ),
     _rule(

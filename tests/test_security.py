@@ -55,6 +55,7 @@ SECRET_OF = {
     "wandb-login": "0123456789abcdef0123456789abcdef01234567",
     "hex-after-key-name": "0123456789abcdef0123456789abcdef01234567",
     "secret-flag": "0123456789abcdef",
+    "secret-flag-argv": "fedcba9876543210fedc",
     "assignment": "0123456789abcdef0123456789abcdef01234567",
 }
 
@@ -509,3 +510,39 @@ def test_5_every_match_holds_one_of_its_rules_needs(data: Any) -> None:
 def test_5_case_folding_beyond_ascii_does_not_slip_past_the_literals(text: str, secret: str) -> None:
     """`(?i)` matches `\u017f` for `s` and `\u0131` for `i`, which `str.lower` keeps: such text runs every rule."""
     assert secret in text and secret not in redact_secrets(text)
+
+
+# --- second audit, H3: secret flags in Python's argv-list form --------------------------------
+
+AUDIT2_H3 = (
+    "Traceback (most recent call last):\n"
+    '  File "/usr/local/lib/python3.10/site-packages/accelerate/commands/launch.py", line 1090, in simple_launcher\n'
+    "    raise subprocess.CalledProcessError(returncode=process.returncode, cmd=cmd)\n"
+    "subprocess.CalledProcessError: Command '['/usr/bin/python3', 'train_grpo.py', '--wandb_key', "
+    "'9f8e7d6c5b4a39281706f5e4d3c2b1a098765432', '--hf_token', 'hf_Lm4Np7Qr2St5Uv8Wx1Yz3Ab6Cd9Ef0Gh', "
+    "'--db_password', 'Hunter2Hunter2']' returned non-zero exit status 1.\n"
+)
+# A variant of our own: JSON's double quotes, a hyphenated name, a value with a space, and the
+# bracketed `(--api-key X)` form the audit names.
+AUDIT2_H3_VARIANT = (
+    'launch args: ["torchrun", "train.py", "--api-key", "sk live 0042 Zq", "--lr", "1e-5"]\n'
+    "retry with args=(--secret-key Zq9Zq9Zq9Zq9) failed\n"
+    "RuntimeError: launcher failed\n"
+)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_h3_argv_list_secret_flags_are_masked_in_every_format(engine: str) -> None:
+    for log, secrets in (
+        (AUDIT2_H3, ("9f8e7d6c5b4a39281706f5e4d3c2b1a098765432", "Hunter2Hunter2", "Lm4Np7Qr2St5Uv8Wx1Yz3Ab6Cd9Ef0Gh")),
+        (AUDIT2_H3_VARIANT, ("sk live 0042 Zq", "Zq9Zq9Zq9Zq9", "0042 Zq")),
+    ):
+        report = diagnose(log, engine=engine)
+        assert report.diagnoses
+        for fmt in FORMATS:
+            out = report.render(fmt)
+            for secret in secrets:
+                assert secret not in out, (fmt, secret)
+    # Flags whose names only contain a secret word's letters keep their values.
+    kept = redact_secrets("['--max_new_tokens', '1024', '--token_budget', '8']")
+    assert "'1024'" in kept and "'8'" in kept
