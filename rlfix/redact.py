@@ -150,7 +150,9 @@ RULES: tuple[Rule, ...] = (
         "secret-flag",
         # `--password X`, `--api-key=X`, `--hf_token X`, `--wandb_key X`: the flag name ends in a secret word.
         # `(--api-key X)` and `[--token X]` too: a bracket is as good a start as a space.
-        r"(?i)(?P<head>(?:^|(?<=[\s(\[]))--?[\w.-]{0,40}?" + _SECRET_NAME + r"(?:=|\s+)['\"]?)(?!\*\*\*)[^\s'\"]{1,512}",
+        r"(?i)(?P<head>(?:^|(?<=[\s(\[]))--?[\w.-]{0,40}?"
+        + _SECRET_NAME
+        + r"(?:=|\s+)['\"]?)(?!\*\*\*)[^\s'\"]{1,512}",
         _HEAD,
         "python train.py --wandb_key 0123456789abcdef --lr 1e-5",
         "python train.py --max_new_tokens 1024 --token_budget 8",
