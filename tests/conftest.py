@@ -8,17 +8,27 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
 from rlfix.kb.load import KnowledgeBase, load_knowledge
+from tests.ray_cluster import RayHead, write_token
 
 # Tests and the CLIs they start share a knowledge-base cache of their own, never the user's.
 if "RLFIX_CACHE_DIR" not in os.environ:
     os.environ["RLFIX_CACHE_DIR"] = tempfile.mkdtemp(prefix="rlfix-test-cache-")
     atexit.register(shutil.rmtree, os.environ["RLFIX_CACHE_DIR"], True)
+
+# The Ray tests' cluster runs with token auth, as production clusters do, and this session talks to
+# it as a user's shell would: RAY_AUTH_MODE=token and RAY_AUTH_TOKEN_PATH. Set here, before anything
+# imports Ray, because Ray reads its auth mode once per process.
+if "RAY_AUTH_TOKEN_PATH" not in os.environ:
+    _auth_dir = tempfile.mkdtemp(prefix="rlfix-test-ray-auth-")
+    atexit.register(shutil.rmtree, _auth_dir, True)
+    os.environ["RAY_AUTH_TOKEN_PATH"] = str(write_token(Path(_auth_dir) / "auth_token"))
+os.environ["RAY_AUTH_MODE"] = "token"
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
@@ -76,3 +86,24 @@ def run_cli(tmp_path: Path) -> RunCli:
         )
 
     return run
+
+
+@pytest.fixture(scope="session")
+def ray_head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayHead]:
+    """One real local Ray head with token auth, shared by every Ray test of the session.
+
+    Token auth is on, as on production clusters; `ray_head.env` holds what a user's shell holds
+    to reach it (HOME with ~/.ray/auth_token, RAY_AUTH_MODE=token). Its memory monitor kills above
+    the machine's use at start plus a few GiB, so the OOM scenario stays small and real.
+    """
+    if os.environ.get("CI"):
+        import ray  # noqa: F401 - in CI a missing Ray must fail the run, not skip it
+    else:
+        pytest.importorskip("ray")
+    from tests.ray_cluster import memory_threshold, start_head
+
+    running = start_head(tmp_path_factory.mktemp("ray"), memory_usage_threshold=memory_threshold(4.0))
+    try:
+        yield running
+    finally:
+        running.stop()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -27,6 +28,14 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def write_token(path: Path) -> Path:
+    """A new Ray auth token at `path`, readable by its owner only (as `ray get-auth-token --generate`)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(secrets.token_hex(32), encoding="ascii")
+    path.chmod(0o600)
+    return path
 
 
 def memory_threshold(headroom_gib: float = OOM_HEADROOM_GIB) -> float:
@@ -90,8 +99,15 @@ class RayHead:
                 break
 
 
-def start_head(base: Path, *, memory_usage_threshold: float | None = None, timeout: float = 90.0) -> RayHead:
-    """Start a Ray head with the Jobs API under `base`; raise if it is not up in `timeout` s."""
+def start_head(
+    base: Path, *, memory_usage_threshold: float | None = None, timeout: float = 90.0, token_auth: bool = True
+) -> RayHead:
+    """Start a Ray head with the Jobs API under `base`; raise if it is not up in `timeout` s.
+
+    With `token_auth` (the default, as production clusters run) the head requires Ray's auth token,
+    kept where RAY_AUTH_TOKEN_PATH names it (else in the head's own `$HOME/.ray/auth_token`); `env` holds
+    what a user's shell holds to talk to it: HOME, RAY_AUTH_MODE=token and RAY_AUTH_TOKEN_PATH.
+    """
     # Ray's unix sockets live under the temp dir and must stay under ~107 bytes: keep it short.
     temp_dir = Path(os.environ.get("RLFIX_TEST_RAY_TMP") or f"/tmp/rfxt{os.getpid()}")
     if temp_dir.exists():
@@ -108,6 +124,13 @@ def start_head(base: Path, *, memory_usage_threshold: float | None = None, timeo
         # Job drivers and `ray` CLI calls from the tests must reach this head, not another one.
         "RAY_ADDRESS": f"127.0.0.1:{port}",
     }
+    if token_auth:
+        # The token the environment names, as a user's shell does (the test session sets one up
+        # before Ray is imported: Ray reads RAY_AUTH_MODE once per process); else a new one.
+        named = os.environ.get("RAY_AUTH_TOKEN_PATH")
+        token_file = Path(named) if named and Path(named).is_file() else write_token(home / ".ray" / "auth_token")
+        env["RAY_AUTH_MODE"] = "token"
+        env["RAY_AUTH_TOKEN_PATH"] = str(token_file)
     if memory_usage_threshold is not None:
         env["RAY_memory_usage_threshold"] = f"{memory_usage_threshold:.3f}"
     ray = Path(sys.executable).with_name("ray")
@@ -139,7 +162,9 @@ def start_head(base: Path, *, memory_usage_threshold: float | None = None, timeo
     deadline = time.monotonic() + timeout
     while True:
         try:
-            with urllib.request.urlopen(f"{head.dashboard_url}/api/version", timeout=5) as resp:
+            headers = {"Authorization": f"Bearer {token_file.read_text()}"} if token_auth else {}
+            request = urllib.request.Request(f"{head.dashboard_url}/api/version", headers=headers)
+            with urllib.request.urlopen(request, timeout=5) as resp:
                 if resp.status == 200:
                     break
         except OSError:

@@ -281,5 +281,88 @@ def test_ray_gcs_given_where_the_dashboard_is_wanted(run_cli: RunCli) -> None:
 def test_ray_token_auth_asks_for_the_token(run_cli: RunCli) -> None:
     pytest.importorskip("ray")
     with _serving(_NeedsToken) as port:
+        # No token configured (the test session configures one for its own Ray head): name the fix.
+        proc = run_cli(
+            ["ray", "job", "raysubmit_x", "--address", f"http://127.0.0.1:{port}"],
+            env={"RAY_ADDRESS": "", "RAY_AUTH_MODE": "", "RAY_AUTH_TOKEN_PATH": ""},
+        )
+        _one_line_exit_2(proc, "uses token authentication", "RAY_AUTH_MODE=token", "RAY_AUTH_TOKEN")
+
+
+class _Forbidden(_Dashboard):
+    status = 403
+
+
+class _OtherHttp(http.server.BaseHTTPRequestHandler):
+    """An HTTP server that is not the dashboard (Ray's own metrics port answers like this)."""
+
+    def do_GET(self) -> None:
+        body = b"# HELP ray_node_cpu_count\n"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_ray_token_that_the_cluster_refuses_is_named_without_its_value(run_cli: RunCli) -> None:
+    pytest.importorskip("ray")
+    token = "f00d" * 16
+    with _serving(_Forbidden) as port:
+        proc = run_cli(
+            ["ray", "job", "raysubmit_x", "--address", f"http://127.0.0.1:{port}"],
+            env={"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token, "RAY_ADDRESS": ""},
+        )
+        _one_line_exit_2(proc, "refused the token from RAY_AUTH_TOKEN", "not this cluster's token")
+        assert token not in proc.stderr
+
+
+def test_ray_http_port_that_is_not_the_dashboard_says_so(run_cli: RunCli) -> None:
+    pytest.importorskip("ray")
+    with _serving(_OtherHttp) as port:
         proc, _ = _timed(run_cli, ["ray", "job", "raysubmit_x", "--address", f"http://127.0.0.1:{port}"])
-        _one_line_exit_2(proc, "RAY_AUTH_TOKEN")
+        _one_line_exit_2(proc, "answers HTTP 200", "not the Ray dashboard")
+
+
+def test_probe_tells_an_unresolved_name_and_a_silent_host_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    from rlfix.errors import InputError
+    from rlfix.integrations import ray_connect
+
+    for raised, said in (
+        (socket.gaierror(-2, "Name or service not known"), "does not resolve"),
+        (TimeoutError(), "nothing answered within 3 s"),
+    ):
+
+        def connect(self: object, raised: BaseException = raised) -> None:
+            raise raised
+
+        monkeypatch.setattr(http.client.HTTPConnection, "connect", connect)
+        with pytest.raises(InputError, match=said) as caught:
+            ray_connect.dashboard_for("http://head.example:8265", 30.0)
+        # Never the address it was given as the suggestion.
+        assert "give the dashboard" not in str(caught.value)
+
+
+def test_the_probe_sends_the_token_ray_clients_send(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from rlfix.integrations.ray_auth import auth_headers, configured_token
+
+    monkeypatch.delenv("RAY_AUTH_TOKEN", raising=False)
+    monkeypatch.delenv("RAY_AUTH_TOKEN_PATH", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
+    assert auth_headers() == {}
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")
+    assert configured_token() is None
+    (tmp_path / ".ray").mkdir()
+    (tmp_path / ".ray" / "auth_token").write_text("abc123\n")
+    assert auth_headers() == {"Authorization": "Bearer abc123"}
+    named = tmp_path / "tok"
+    named.write_text("from-path")
+    monkeypatch.setenv("RAY_AUTH_TOKEN_PATH", str(named))
+    assert configured_token() is not None and configured_token().source == f"RAY_AUTH_TOKEN_PATH={named}"  # type: ignore[union-attr]
+    monkeypatch.setenv("RAY_AUTH_TOKEN", "from-env")
+    assert auth_headers() == {"Authorization": "Bearer from-env"}

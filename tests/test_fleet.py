@@ -9,7 +9,6 @@ import json
 import os
 import re
 from collections import Counter
-from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from html.parser import HTMLParser
 from pathlib import Path
@@ -238,21 +237,6 @@ def test_html_is_well_formed_self_contained_and_escaped(tmp_path: Path) -> None:
     digest = base64.b64encode(hashlib.sha256(scripts[0].encode()).digest()).decode()
     assert f"script-src &#x27;sha256-{digest}&#x27;" in page
     assert page.count('<g class="bar"') == 2 and page.count("<tr data-cause=") == 2
-
-
-@pytest.fixture(scope="module")
-def ray_head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayHead]:
-    if os.environ.get("CI"):
-        import ray  # noqa: F401 - in CI a missing Ray must fail the run, not skip it
-    else:
-        pytest.importorskip("ray")
-    from tests.ray_cluster import start_head
-
-    running = start_head(tmp_path_factory.mktemp("ray"))
-    try:
-        yield running
-    finally:
-        running.stop()
 
 
 @pytest.mark.ray

@@ -17,7 +17,6 @@ import sys
 import tempfile
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,7 @@ if os.environ.get("CI"):
 else:
     pytest.importorskip("ray")
 
-from tests.ray_cluster import RayHead, memory_threshold, start_head
+from tests.ray_cluster import RayHead
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
@@ -145,13 +144,9 @@ with hook:
 
 
 @pytest.fixture(scope="module")
-def head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayHead]:
-    base = tmp_path_factory.mktemp("ray")
-    running = start_head(base, memory_usage_threshold=memory_threshold(4.0))
-    try:
-        yield running
-    finally:
-        running.stop()
+def head(ray_head: RayHead) -> RayHead:
+    """The session's token-auth head (tests/conftest.py)."""
+    return ray_head
 
 
 @pytest.fixture(scope="module")
@@ -164,7 +159,7 @@ def jobs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(autouse=True)
 def _ray_home(head: RayHead, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Ray 2.60 reads its auth token from ~/.ray: talk to the head as the user who started it.
+    # Talk to the token-auth head as its user does (RAY_AUTH_MODE and RAY_AUTH_TOKEN_PATH: conftest.py).
     monkeypatch.setenv("HOME", str(head.home))
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
 
@@ -544,3 +539,23 @@ def test_live_alert_comes_from_the_cluster_before_the_driver_notices(head: RayHe
     assert Counter(line.split()[2] for _, line in said).most_common(1)[0][1] == 1, said
     assert next(when for when, line in said if " ray-oom-killer " in line) < noticed[0], (said, noticed)
     assert cli.returncode == 1 and json.loads(out)["diagnoses"][0]["id"] == "ray-oom-killer"
+
+
+def test_token_auth_without_the_token_is_one_line_naming_the_fix(head: RayHead, run_cli: RunCli) -> None:
+    """Every face, on the token-auth head, from a shell with no token configured: exit 2 at once."""
+    no_token = {"RAY_AUTH_MODE": "", "RAY_AUTH_TOKEN_PATH": "", "RAY_AUTH_TOKEN": "", "RAY_ADDRESS": ""}
+    faces = (
+        ["ray", "job", "--last-failed", "--address", head.dashboard_url],
+        ["ray", "logs", str(head.temp_dir), "--address", head.dashboard_url],
+        ["ray", "cluster", "--address", head.gcs_address],
+    )
+    for args in faces:
+        started = time.monotonic()
+        proc = run_cli([*args, "--timeout", "20"], env=no_token)
+        took = time.monotonic() - started
+        assert proc.returncode == 2, (args, proc.stdout[-500:], proc.stderr[-2000:])
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("rlfix: error:"), (args, proc.stderr[-2000:])
+        assert "token authentication" in lines[0] and "RAY_AUTH_MODE=token" in lines[0], lines[0]
+        assert not proc.stdout.strip(), (args, proc.stdout[:500])  # no report printed before the error
+        assert took < 10, (args, took)

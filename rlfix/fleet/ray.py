@@ -15,10 +15,11 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import Any
 
-from rlfix.errors import InputError, UsageError
+from rlfix.errors import UsageError
 from rlfix.fleet.jobs import Job
 from rlfix.fleet.model import JobSummary
 from rlfix.fleet.scan import ScanSettings, scan_job
+from rlfix.integrations.ray_connect import DEFAULT_TIMEOUT, init_quietly
 
 #: Jobs per Ray task: enough to amortise a task's overhead, few enough to spread a small fleet.
 BATCH = 8
@@ -37,10 +38,12 @@ def _connect(address: str | None) -> Any:
     except ImportError:
         raise UsageError("--ray needs Ray: pip install 'rlfix[ray]'") from None
     if not ray.is_initialized():
-        try:
-            ray.init(address=address or "auto", logging_level=logging.ERROR, log_to_driver=False)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
-            raise InputError(f"cannot connect to a Ray cluster at {address or 'auto'}: {exc}") from None
+        target = address or "auto"
+        init_quietly(
+            lambda: ray.init(address=target, logging_level=logging.ERROR, log_to_driver=False),
+            DEFAULT_TIMEOUT,
+            f"cannot connect to a Ray cluster at {target}",
+        )
     return ray
 
 

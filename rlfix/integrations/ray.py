@@ -28,7 +28,7 @@ from rlfix.alerts import Alert
 from rlfix.core import Triage
 from rlfix.errors import InputError, UsageError
 from rlfix.fleet.sections import NODE, JobReports, JobSection
-from rlfix.integrations.ray_connect import DEFAULT_TIMEOUT, bounded, ray_boundary, require_gcs
+from rlfix.integrations.ray_connect import DEFAULT_TIMEOUT, bounded, init_quietly, ray_boundary, require_gcs
 from rlfix.integrations.ray_dead import DEATHS, dead_in_folder, dead_live, from_parts, with_last_words
 from rlfix.integrations.ray_jobs import (
     JobSpan,
@@ -392,10 +392,13 @@ def diagnose_session_logs(
     session's cluster is still up; its failure is recorded in the report, never raised.
     """
     logs = resolve_logs_dir(directory)
+    # Named: a cluster that cannot be reached is an error before any scan, not after it.
+    named_url = dashboard_url(address, connect_timeout) if address else None
     triage = Triage(kb)
     feed_session_logs(triage, logs)
-    state_address = address or (_live_cluster(logs) if directory is None else None)
-    if state_address:
+    if named_url:
+        feed_state(triage, named_url)
+    elif (state_address := _live_cluster(logs) if directory is None else None) is not None:
         try:
             url = dashboard_url(state_address, connect_timeout)
         except (InputError, UsageError) as exc:
@@ -429,8 +432,12 @@ def diagnose_session_jobs(
     errors: list[str] = []
     spans = session_jobs(logs)
     url = None
-    state_address = address or (_live_cluster(logs) if directory is None else None)
-    if state_address:
+    if address:
+        # Asked for by name: a cluster that cannot be reached is an error before any report, not after.
+        url = dashboard_url(address, connect_timeout)
+        listed = bounded(_client(url, connect_timeout).list_jobs, connect_timeout, f"Ray job list at {url}")
+        spans = merge(api_jobs(listed), spans)
+    elif (state_address := _live_cluster(logs) if directory is None else None) is not None:
         try:
             url = dashboard_url(state_address, connect_timeout)
             spans = merge(api_jobs(_client(url, connect_timeout).list_jobs()), spans)
@@ -541,7 +548,7 @@ def _connect(address: str | None, timeout: float = DEFAULT_TIMEOUT) -> bool:
         finally:
             worker_log.setLevel(level)
 
-    bounded(init, timeout, f"cannot connect to a Ray cluster at {target}", spent=probed)
+    init_quietly(init, timeout, f"cannot connect to a Ray cluster at {target}", spent=probed)
     return True
 
 
