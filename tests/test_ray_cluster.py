@@ -66,6 +66,24 @@ hook = diagnose_on_failure(cluster=True, stream=open(os.devnull, "w"), on_report
 )
 
 JOBS = {
+    # Succeeds, printing what healthy jobs print and what reads as fatal out of context: Ray's
+    # autoscaler warning (autoscaler/_private/resource_demand_scheduler.py and the driver's
+    # "(autoscaler +Ns)" prefix), the tokenizer's length warning (transformers
+    # tokenization_utils_base.py), and an exception's text printed, not raised.
+    "healthy_noisy": """
+@ray.remote
+def rollout(i):
+    print("(autoscaler +12s) Warning: The following resource request cannot be scheduled right now: "
+          "{'GPU': 1.0}. This is likely due to all cluster resources being claimed by actors. "
+          "Consider creating fewer actors or adding more nodes to this Ray cluster.", flush=True)
+    print("Token indices sequence length is longer than the specified maximum sequence length for this "
+          "model (2048 > 1024). Running this sequence through the model will result in indexing errors", flush=True)
+    return i
+
+print("rollouts:", sum(ray.get([rollout.remote(i) for i in range(4)])), flush=True)
+print("skipped a sample: RuntimeError: CUDA error: an illegal memory access was encountered", flush=True)
+print("training finished", flush=True)
+""",
     "unschedulable": """
 @ray.remote(num_gpus=1)
 def generate_rollouts(n):
@@ -180,7 +198,7 @@ CAUSES = {
 BAD_ENV = {"conda": "rlfix-no-such-env"}
 
 
-def submit(head: RayHead, jobs_dir: Path, name: str, *, wait: bool = True) -> str:
+def submit(head: RayHead, jobs_dir: Path, name: str, *, wait: bool = True, expect: str = "FAILED") -> str:
     from ray.job_submission import JobSubmissionClient
 
     client = JobSubmissionClient(head.dashboard_url)
@@ -202,7 +220,7 @@ def submit(head: RayHead, jobs_dir: Path, name: str, *, wait: bool = True) -> st
         while not client.get_job_status(job_id).is_terminal():
             assert time.monotonic() < deadline, f"job {name} did not end in {JOB_TIMEOUT} s"
             time.sleep(1)
-        assert str(client.get_job_status(job_id)) in ("FAILED", "JobStatus.FAILED")
+        assert str(client.get_job_status(job_id)) in (expect, f"JobStatus.{expect}")
         # The raylet reports about a job (an infeasible lease it is still dropping, a kill) a moment
         # after the job ends; rlfix attributes shared node logs by each job's time window, so let
         # those reports land before the next job starts (docs/ray.md: limits).
@@ -559,3 +577,26 @@ def test_token_auth_without_the_token_is_one_line_naming_the_fix(head: RayHead, 
         assert "token authentication" in lines[0] and "RAY_AUTH_MODE=token" in lines[0], lines[0]
         assert not proc.stdout.strip(), (args, proc.stdout[:500])  # no report printed before the error
         assert took < 10, (args, took)
+
+
+def test_a_succeeded_job_is_healthy_on_every_face_and_keeps_its_warnings(
+    head: RayHead, jobs_dir: Path, run_cli: RunCli
+) -> None:
+    """The Jobs API's SUCCEEDED is evidence: never a failure, exit 0, what looked fatal kept as notes."""
+    job_id = submit(head, jobs_dir, "healthy_noisy", expect="SUCCEEDED")
+    env = {"HOME": str(head.home)}
+    proc = run_cli(["ray", "job", job_id, "--address", head.dashboard_url, "-f", "json"], env=env)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    data = json.loads(proc.stdout)
+    assert data["failed"] is False and data["diagnoses"] == []
+    noted = {n["id"] for n in data["notes"]}
+    assert "ray-unschedulable" in noted, noted
+    assert any("succeeded" in r for n in data["notes"] for r in n.get("reasons", [])), data["notes"]
+    for args in (
+        ["ray", "logs", str(head.temp_dir), "--job", job_id, "-f", "json"],
+        ["ray", "cluster", "--address", head.gcs_address, "--job", job_id, "-f", "json"],
+    ):
+        proc = run_cli(args, env=env)
+        assert proc.returncode == 0, (args, proc.stdout[-3000:], proc.stderr[-2000:])
+        (section,) = json.loads(proc.stdout)["jobs"]
+        assert section["report"]["failed"] is False and section["report"]["diagnoses"] == [], (args, section)

@@ -86,8 +86,16 @@ def conclude(
     # A warning on its own is worth knowing, never the cause: it goes to the notes.
     diagnoses = [d for d in ranked if d.severity is not Severity.WARNING]
     notes = tuple(d for d in ranked if d.severity is Severity.WARNING)
+    ended = observed.exit_status
+    if ended is not None and not ended.failed:
+        # The job is known to have succeeded (exit status 0, Ray's SUCCEEDED): whatever looked
+        # fatal in its log did not end it. It is worth knowing, never the cause of a failure.
+        notes = (*notes, *(_survived(d, ended) for d in diagnoses))
+        diagnoses = []
     ended_badly = observed.unknown.crashed or observed.ending_error is not None
-    if not diagnoses and (ended_badly or observed.open_traceback is not None):
+    # Known to have failed, with error lines but none at its very end: still never "healthy".
+    failed_with_errors = ended is not None and ended.failed and bool(observed.unknown.recent)
+    if not diagnoses and (ended_badly or observed.open_traceback is not None or failed_with_errors):
         diagnoses.append(unrecognized(observed.unknown, observed.open_traceback, kb, context, observed.redact))
     return Report(
         diagnoses=tuple(diagnoses),
@@ -102,6 +110,12 @@ def conclude(
             insights(diagnoses, observed.progress, observed.unknown, discounted), exit=observed.exit_status
         ),
     )
+
+
+def _survived(diag: Diagnosis, ended: ExitStatus) -> Diagnosis:
+    """A finding of a job that succeeded anyway, as a note that says so."""
+    reason = f"the job succeeded ({ended.describe()}): this did not end it"
+    return replace(diag, confidence=min(diag.confidence, 0.3), reasons=(reason, *diag.reasons))
 
 
 def _explain(diag: Diagnosis, observed: Observations, kb: KnowledgeBase, context: JobContext) -> Diagnosis:

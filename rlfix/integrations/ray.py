@@ -39,6 +39,7 @@ from rlfix.integrations.ray_jobs import (
     feed_node,
     folder_files,
     merge,
+    outcome,
     select,
     session_jobs,
     utc_text,
@@ -195,6 +196,7 @@ def diagnose_job(
     read = _feed_driver_log(triage, url, client, info)
     _feed_status(triage, info, read)
     _feed_worker_side(triage, url, info, _span_of(client, info))
+    triage.set_exit_status(outcome(info.status, getattr(info, "driver_exit_code", None)))
     return _last_words_live(triage, url, info.job_id)
 
 
@@ -269,6 +271,7 @@ def watch_job(
     _feed_status(triage, info, True)
     if _is_terminal(info):
         _feed_worker_side(triage, url, info, _span_of(client, info))
+        triage.set_exit_status(outcome(info.status, getattr(info, "driver_exit_code", None)))
     alerter.tick(force=True)
     report = _last_words_live(triage, url, info.job_id)
     if on_failure is not None and str(info.status) in ("FAILED", "JobStatus.FAILED"):
@@ -494,6 +497,7 @@ def _folder_section(
     """One job of a logs folder: its files, its window of the shared logs, its dead actors, workers and nodes."""
     triage = Triage(kb)
     feed_job(triage, logs, files, owners, span)
+    triage.set_exit_status(outcome(span.status))
     if url and span.job_id:
         workers = frozenset(w for w, j in owners.workers.items() if j == span.job_id)
         feed_state(triage, url, job_id=span.job_id, worker_ids=workers, kinds=("actors", "workers"))
@@ -663,6 +667,7 @@ def _job_reports(
     nodes = _dead_nodes(url, errors)
     for span in spans:
         _, triage, dead = gathered[span.key]
+        triage.set_exit_status(outcome(span.status))
         if url and span.job_id:
             feed_state(triage, url, job_id=span.job_id, kinds=("actors",))
             feed_job_node_deaths(triage, url, span.job_id, span.window(), nodes)

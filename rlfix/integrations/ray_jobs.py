@@ -29,6 +29,7 @@ from typing import Any
 
 from rlfix.clock import epoch, parse
 from rlfix.core import Triage
+from rlfix.details import ExitStatus
 from rlfix.integrations.ray_logs import (
     SHARED_KINDS,
     Cut,
@@ -396,3 +397,17 @@ def feed_node(
     # Asked for a time, the node's own timestamped files are cut to it too.
     cut_all = since is not None or until is not None
     feed_session_logs(triage, logs, keep=mine.__contains__, cut=cut, cut_all=cut_all)
+
+
+def outcome(status: object, driver_exit_code: int | None = None) -> ExitStatus | None:
+    """How Ray says the job ended, as the exit status a report weighs (None while it runs or when stopped).
+
+    SUCCEEDED is a success whatever its log holds (its warnings stay warnings); FAILED is a failure
+    (the driver's exit code when Ray recorded one), never a healthy job.
+    """
+    name = str(getattr(status, "value", status)).rsplit(".", 1)[-1].upper()
+    if name == "SUCCEEDED":
+        return ExitStatus(0)
+    if name == "FAILED":
+        return ExitStatus(driver_exit_code if isinstance(driver_exit_code, int) and driver_exit_code != 0 else 1)
+    return None
