@@ -25,6 +25,7 @@ from rlfix.alerts import DEFAULT_IDLE_EXIT, format_alert
 from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE, KnowledgeError, RlfixError, UsageError
 from rlfix.kb.load import KnowledgeBase, load_knowledge
 from rlfix.model import Evidence
+from rlfix.process_pool import prefer as prefer_start_method
 from rlfix.render import DEFAULT_TOP, FORMATS, RenderOptions, color_wanted, render
 from rlfix.report import Report
 from rlfix.version import __version__
@@ -643,6 +644,7 @@ def _emit_jobs(reports: JobReports, view: View) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point: rlfix errors become one line on stderr, never a traceback."""
+    prefer_start_method("fork")  # this process's threads are rlfix's own: see rlfix/process_pool.py
     try:
         result = cli.main(args=list(argv) if argv is not None else None, prog_name="rlfix", standalone_mode=False)
     except click.exceptions.Exit as exc:

@@ -190,12 +190,17 @@ def test_each_start_method_gives_the_serial_report_for_a_scan_and_a_triage(
 def test_the_start_method_is_chosen_not_inherited(monkeypatch: pytest.MonkeyPatch) -> None:
     import multiprocessing
 
+    from rlfix import process_pool
     from rlfix.errors import UsageError
     from rlfix.process_pool import start_method
 
     monkeypatch.delenv("RLFIX_START_METHOD", raising=False)
+    monkeypatch.setattr(process_pool, "_preferred", None)
     expected = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    assert start_method() == expected
+    assert start_method() == expected  # the library's default, whatever the interpreter's is
+    if "fork" in multiprocessing.get_all_start_methods():
+        process_pool.prefer("fork")  # what the rlfix command prefers
+        assert start_method() == "fork"
     monkeypatch.setenv("RLFIX_START_METHOD", "threads")
     with pytest.raises(UsageError, match="RLFIX_START_METHOD='threads'"):
         start_method()
