@@ -23,6 +23,7 @@ import click
 from rlfix import i18n, safe
 from rlfix.alerts import DEFAULT_IDLE_EXIT, format_alert
 from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE, KnowledgeError, RlfixError, UsageError
+from rlfix.gate import mask_text
 from rlfix.kb.load import KnowledgeBase, load_knowledge
 from rlfix.model import Evidence
 from rlfix.process_pool import prefer as prefer_start_method
@@ -43,7 +44,8 @@ Exit status:
 def _fail(message: str, lang: str | None = None) -> None:
     # Messages quote file names and log text: one line, controls shown escaped.
     lang = lang or _main_lang(None)
-    text = i18n.phrase("rlfix: error: {message}", lang, message=safe.one_line(i18n.error(message, lang)))
+    # Through the gate too: messages echo option values, file names and Ray's own error text.
+    text = i18n.phrase("rlfix: error: {message}", lang, message=safe.one_line(mask_text(i18n.error(message, lang))))
     click.echo(text, err=True)
 
 

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 from rlfix.details import Details, Insights
 from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE, UsageError
+from rlfix.gate import Renderers
 from rlfix.job import JobContext
 from rlfix.model import Evidence, Flag, Kind, Severity, Signature
 from rlfix.version import __version__
@@ -21,8 +22,9 @@ class Renderer(Protocol):
 
 
 #: Renderers by format name. `rlfix.render` fills it when imported (importing `rlfix` does), so
-#: this data layer never imports the presentation layer above it.
-RENDERERS: dict[str, Renderer] = {}
+#: this data layer never imports the presentation layer above it. Every renderer registered here
+#: sees only the masked view of a report (`rlfix.gate`).
+RENDERERS: Renderers[Renderer] = Renderers()
 
 #: Version of the JSON document `Report.to_dict()` produces. Bumped only on breaking changes.
 JSON_VERSION = 1
@@ -142,6 +144,8 @@ class Report:
     insights: Insights = field(default_factory=Insights)
     #: (signature id, evidence) for every matched line in log order, bounded; for timelines.
     timeline: tuple[tuple[str, Evidence], ...] = ()
+    #: Whether what leaves rlfix is masked (False only for `--no-redact` / `redact=False`).
+    redacted: bool = True
 
     @property
     def top(self) -> Diagnosis | None:

@@ -98,6 +98,7 @@ def conclude(
     if not diagnoses and (ended_badly or observed.open_traceback is not None or failed_with_errors):
         diagnoses.append(unrecognized(observed.unknown, observed.open_traceback, kb, context, observed.redact))
     return Report(
+        redacted=observed.redact,
         diagnoses=tuple(diagnoses),
         notes=notes,
         context=context,

@@ -64,7 +64,7 @@ def triage(
         found = ray_summaries(find_jobs(names), settings, address=address)
     else:
         found = summaries(find_jobs(names), settings, jobs or os.cpu_count() or 1, kb)
-    folded = FleetBuilder(since=iso(cutoff) if cutoff else None)
+    folded = FleetBuilder(since=iso(cutoff) if cutoff else None, redacted=redact)
     for summary in found:
         folded.add(summary, cutoff)
     return folded.fleet()
@@ -112,8 +112,9 @@ class _Tally:
 class FleetBuilder:
     """Folds job summaries into groups as they arrive (shared by local, parallel and Ray scans)."""
 
-    def __init__(self, since: str | None = None) -> None:
+    def __init__(self, since: str | None = None, redacted: bool = True) -> None:
         self.since = since
+        self.redacted = redacted
         self.jobs: list[JobSummary] = []
         self.errors: list[str] = []
         self.filtered = 0
@@ -154,4 +155,4 @@ class FleetBuilder:
             for key, t in self._groups.items()
         ]
         groups.sort(key=lambda g: (-g.count, g.key))
-        return Fleet(tuple(self.jobs), tuple(groups), tuple(self.errors), self.filtered, self.since)
+        return Fleet(tuple(self.jobs), tuple(groups), tuple(self.errors), self.filtered, self.since, self.redacted)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, UsageError
+from rlfix.gate import Renderers
 from rlfix.version import __version__
 
 #: The cause of a job in which nothing failed.
@@ -20,7 +21,7 @@ HEALTHY = "healthy"
 FLEET_JSON_VERSION = 1
 #: Renderers by format name; `rlfix.fleet.render` fills it when imported (importing `rlfix.fleet` does),
 #: so the data here never imports its presentation.
-FLEET_RENDERERS: dict[str, Callable[..., str]] = {}
+FLEET_RENDERERS: Renderers[Callable[..., str]] = Renderers()
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,8 @@ class Fleet:
     #: Jobs left out by `since` (counted, not kept).
     filtered: int = 0
     since: str | None = None
+    #: Whether what leaves rlfix is masked (False only for `--no-redact` / `redact=False`).
+    redacted: bool = True
 
     @property
     def failed(self) -> int:

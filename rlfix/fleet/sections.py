@@ -15,7 +15,7 @@ import base64
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +24,7 @@ from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE, UsageError
 from rlfix.fleet.gather import FleetBuilder
 from rlfix.fleet.model import Fleet
 from rlfix.fleet.scan import summarize
+from rlfix.gate import Renderers
 from rlfix.i18n import phrase
 from rlfix.report import Report
 from rlfix.version import __version__
@@ -104,15 +105,13 @@ class JobReports:
 
     def render(self, fmt: str = "text", **options: Any) -> str:
         """Render as `text`, `json`, `markdown` (`md`) or `html`; options as `Report.render` takes them."""
-        if fmt == "json":
-            return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
-        if fmt in ("markdown", "md"):
-            return self._render_markdown(options)
-        if fmt == "html":
-            return self._render_html(options)
-        if fmt == "text":
-            return self._render_text(options)
-        raise UsageError(f"unknown format {fmt!r}; choose from html, json, markdown, text")
+        renderer = JOB_RENDERERS.get(fmt)
+        if renderer is None:
+            raise UsageError(f"unknown format {fmt!r}; choose from html, json, markdown, text")
+        return renderer(self, **options)
+
+    def _render_json(self, options: dict[str, Any]) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
 
     def _headline(self, lang: str) -> str:
         failed = sum(1 for s in self.sections if s.report.failed)
@@ -182,3 +181,15 @@ class JobReports:
 
 def _sha(script: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+#: The formats of `JobReports`; each sees only the masked view of the reports (`rlfix.gate`).
+JOB_RENDERERS: Renderers[Callable[..., str]] = Renderers(
+    {
+        "json": lambda r, **o: r._render_json(o),
+        "markdown": lambda r, **o: r._render_markdown(o),
+        "md": lambda r, **o: r._render_markdown(o),
+        "html": lambda r, **o: r._render_html(o),
+        "text": lambda r, **o: r._render_text(o),
+    }
+)
