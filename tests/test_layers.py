@@ -14,7 +14,16 @@ PACKAGE = Path(__file__).resolve().parent.parent / "rlfix"
 
 #: Lowest first. A module may import from its own layer or a lower one, never a higher one.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("rlfix.errors", "rlfix.version", "rlfix.safe", "rlfix.redact", "rlfix.i18n", "rlfix.clock", "rlfix.process_pool", "rlfix.gate"),
+    (
+        "rlfix.errors",
+        "rlfix.version",
+        "rlfix.safe",
+        "rlfix.redact",
+        "rlfix.i18n",
+        "rlfix.clock",
+        "rlfix.process_pool",
+        "rlfix.gate",
+    ),
     ("rlfix.model", "rlfix.templates", "rlfix.details", "rlfix.job"),
     ("rlfix.alerts",),
     ("rlfix.report",),
