@@ -105,3 +105,15 @@ def test_repr_is_short_and_html_stays_rich() -> None:
     assert lines[0].startswith("<rlfix.Report failed=True 2 findings")
     assert lines[1].startswith("  1. cuda-illegal-memory-access (root, fatal, confidence")
     assert "<svg" in report._repr_html_() and len(report._repr_html_()) > 10 * len(repr(report))
+
+
+def test_a_job_known_to_have_succeeded_is_never_failed() -> None:
+    """Exit status 0 is evidence: what looked fatal, and an error line the log ended with, become notes."""
+    log = "RuntimeError: CUDA error: an illegal memory access was encountered\nERROR: retries exhausted\n"
+    assert rlfix.diagnose(log).failed
+    report = rlfix.diagnose(log, exit_status=0)
+    assert not report.failed and report.exit_code == 0 and not report.diagnoses
+    assert report.notes and all("succeeded" in n.reasons[0] for n in report.notes if n.severity.value != "warning")
+    # Known to have failed, with error lines but none recognised at the end: never healthy.
+    failed = rlfix.diagnose("ERROR: could not reach the reward server\nstep 3 loss 0.2\n", exit_status=1)
+    assert failed.failed and failed.top is not None and failed.top.id == "unrecognized-failure"

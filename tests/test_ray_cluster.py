@@ -586,8 +586,8 @@ def test_a_succeeded_job_is_healthy_on_every_face_and_keeps_its_warnings(
     job_id = submit(head, jobs_dir, "healthy_noisy", expect="SUCCEEDED")
     env = {"HOME": str(head.home)}
     proc = run_cli(["ray", "job", job_id, "--address", head.dashboard_url, "-f", "json"], env=env)
-    assert proc.returncode == 0, proc.stdout[-3000:]
     data = json.loads(proc.stdout)
+    assert proc.returncode == 0, (data["failed"], data["top"], data["insights"].get("exit"), data["errors"])
     assert data["failed"] is False and data["diagnoses"] == []
     noted = {n["id"] for n in data["notes"]}
     assert "ray-unschedulable" in noted, noted

@@ -19,6 +19,7 @@ from rlfix.integrations.ray_logs import (
     resolve_logs_dir,
     session_log_files,
 )
+from tests.conftest import FIXTURES
 
 OOM = (
     "[2026-11-22 01:10:16,361 I 24810 24833] (raylet) node_manager.cc:3199: Killing 1 worker(s), kill details: "
@@ -370,3 +371,65 @@ def test_a_dead_node_is_each_job_s_that_ran_on_it_then() -> None:
     assert deaths_in_job([unknown], {"aa01"}, before) == [unknown]  # no time of death: the job's node
     source, line = died.line()
     assert source == "ray-state:node 8b7c6e87" and "is dead: Node is dead because the health check failed." in line
+
+
+# --- job identity before time: two jobs at once, one OOM kill --------------------------------
+# The raylet's kill record as Ray 2.60 writes it (node_manager.cc, worker_killing_policy*.cc;
+# fixtures/logs/ray-oom-killer--raylet-out.log): the stamped line names no job, the record's
+# "Selected to kill" line, 30 lines below, names the job, the pid and the worker.
+WID_B = "cf3f6fc03a160996f6f5d5b9ee29390889fa0e7d042bb549263d27e8"
+OVERLAP_GCS = """\
+[2026-11-23 18:43:05,100 I 29493 29493] (gcs_server) gcs_job_manager.cc:115: Registering job. job_id=02000000 driver_pid=31053
+[2026-11-23 18:43:10,200 I 29493 29493] (gcs_server) gcs_job_manager.cc:115: Registering job. job_id=03000000 driver_pid=31099
+[2026-11-23 18:43:30,300 I 29493 29493] (gcs_server) gcs_job_manager.cc:156: Marking job as finished. job_id=03000000
+[2026-11-23 18:43:40,400 I 29493 29493] (gcs_server) gcs_job_manager.cc:156: Marking job as finished. job_id=02000000
+"""
+
+
+def _overlap_session(tmp_path: Path) -> Path:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "gcs_server.out").write_text(OVERLAP_GCS)
+    record = (FIXTURES / "ray-oom-killer--raylet-out.log").read_text().splitlines()
+    start = next(i for i, line in enumerate(record) if "node_manager.cc:3199" in line)
+    end = next(i for i, line in enumerate(record) if line.startswith("Selected to kill")) + 2
+    kill = "\n".join(record[start:end]).replace("2026-11-22 01:10:26,546", "2026-11-23 18:43:20,000")
+    kill = kill.replace("job ID=01000000", "job ID=03000000").replace("pid=30141", "pid=40001")
+    (logs / "raylet.out").write_text(
+        "[2026-11-23 18:43:06,000 I 29805 29805] (raylet) worker_pool.cc:500: Started worker process with pid 40000\n"
+        + kill
+        + "\n"
+    )
+    (logs / f"worker-{WID_B}-03000000-40001.out").write_text(":job_id:03000000\n:task_name:generate_sequences\n")
+    (logs / "worker-0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5-02000000-40000.out").write_text(
+        ":job_id:02000000\n:actor_name:Learner\ntrain step 1 loss=0.5\n"
+    )
+    return logs
+
+
+def test_a_kill_record_naming_a_job_is_that_jobs_only(tmp_path: Path) -> None:
+    """Both jobs ran when the raylet killed job 03000000's worker: only 03000000 is blamed for it."""
+    from rlfix.integrations.ray import diagnose_session_jobs
+
+    reports = diagnose_session_jobs(_overlap_session(tmp_path))
+    killed, neighbour = reports.get("03000000"), reports.get("02000000")
+    assert killed is not None and neighbour is not None
+    assert killed.top is not None and killed.top.id == "ray-oom-killer", killed.ids
+    assert "ray-oom-killer" not in neighbour.ids, neighbour.render("text")
+    # The node's own section does not hold it either: it is a job's.
+    assert reports.node is None or "ray-oom-killer" not in reports.node.report.ids
+
+
+def test_identity_names_jobs_by_id_worker_and_pid() -> None:
+    from rlfix.integrations.ray_jobs import Ownership
+
+    owners = Ownership({WID_B: "03000000"}, {"40001": "03000000"})
+    assert (
+        owners.named_job(b"Disconnecting worker, graceful=false worker_id=" + WID_B.encode() + b" job_id=03000000")
+        == "03000000"
+    )
+    assert owners.named_job(b"Reporting worker exit, worker id = " + WID_B.encode() + b", node id = 8b7c") == "03000000"
+    assert owners.named_job(b"Alive workers: [(Worker's Lease ID: 00, Worker PID: 40001)]") == "03000000"
+    assert owners.named_job(b"Driver (pid=29892) is disconnected. worker_id=01000000" + b"f" * 48) == "01000000"
+    assert owners.named_job(b"Killing 1 worker(s), kill details: Memory on the node was 8.27GB used") is None
+    assert owners.named_job(b"Worker PID: 99999 unknown") is None

@@ -95,7 +95,8 @@ def conclude(
     ended_badly = observed.unknown.crashed or observed.ending_error is not None
     # Known to have failed, with error lines but none at its very end: still never "healthy".
     failed_with_errors = ended is not None and ended.failed and bool(observed.unknown.recent)
-    if not diagnoses and (ended_badly or observed.open_traceback is not None or failed_with_errors):
+    succeeded = ended is not None and not ended.failed
+    if not diagnoses and not succeeded and (ended_badly or observed.open_traceback is not None or failed_with_errors):
         diagnoses.append(unrecognized(observed.unknown, observed.open_traceback, kb, context, observed.redact))
     return Report(
         redacted=observed.redact,

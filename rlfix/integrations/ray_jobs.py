@@ -22,7 +22,7 @@ import math
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -55,6 +55,23 @@ _CORE_WORKER = re.compile(r"^python-core-worker-([0-9a-f]+)_\d+\.log$")
 _CORE_DRIVER = re.compile(r"^python-core-driver-([0-9a-f]{8})f*_\d+\.log$")
 _DRIVER_FILE = re.compile(r"^job-driver-(.+)\.log$")
 _STAMP = re.compile(r"^\[?(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d+)?)")
+# What raylet and GCS lines name (node_manager.cc, gcs_worker_manager.cc, worker_killing_policy*.cc):
+# `job_id=01000000`, `job ID=01000000`, `worker_id=<56 hex>`, `worker id = <56 hex>`, `worker ID=<56 hex>`,
+# `Worker PID: 30141`, `pid=30141`.
+_IDENTITY_WORDS = (
+    b"job_id",
+    b"JobID",
+    b"job ID",
+    b"worker_id",
+    b"worker id",
+    b"worker ID",
+    b"Worker ID",
+    b"PID",
+    b"pid",
+)
+_JOB_NAMED = re.compile(rb"\b(?:job_id|JobID|job ID)\s?[=:(]\s?([0-9a-f]{8})\b")
+_WORKER_NAMED = re.compile(rb"\b(?:worker_id|[Ww]orker [Ii][Dd])\s?[=:]\s?([0-9a-f]{56})\b")
+_PID_NAMED = re.compile(rb"\b(?:Worker PID|pid)\s?[=:]\s?(\d{1,10})\b")
 
 
 @dataclass(frozen=True)
@@ -292,19 +309,59 @@ def select(
 
 @dataclass(frozen=True)
 class Ownership:
-    """Which job owns each per-job file of a logs folder (worker ids are resolved through `worker-…` names)."""
+    """Which job owns each per-job file of a logs folder (worker ids are resolved through `worker-…` names),
+    and so which job a shared-log line names."""
 
     workers: dict[str, str]
+    #: Worker process id -> job id, from the same file names (`worker-<worker>-<job>-<pid>.out`).
+    pids: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, files: Iterable[LogFile]) -> Ownership:
-        """Read the worker id -> job id map off the file names."""
-        workers = {}
+        """Read the worker id -> job id and pid -> job id maps off the file names."""
+        workers, pids = {}, {}
         for log in files:
             m = _WORKER_FILE.match(log.name)
             if m:
                 workers[m.group(1)] = m.group(2)
-        return cls(workers)
+                pids[m.group(3)] = m.group(2)
+        return cls(workers, pids)
+
+    def named_job(self, line: bytes) -> str | None:
+        """The job a shared-log line names: its `job_id=`, a worker id or a worker pid this folder knows."""
+        if not any(word in line for word in _IDENTITY_WORDS):
+            return None
+        m = _JOB_NAMED.search(line)
+        if m:
+            return m.group(1).decode("ascii")
+        for m in _WORKER_NAMED.finditer(line):
+            wid = m.group(1).decode("ascii")
+            if wid.endswith("ffffffff"):  # a driver's worker id: its job id, padded with f
+                return wid[:8]
+            if wid in self.workers:
+                return self.workers[wid]
+        for m in _PID_NAMED.finditer(line):
+            job = self.pids.get(m.group(1).decode("ascii"))
+            if job is not None:
+                return job
+        return None
+
+    def identity(self, job_id: str | None, known: Iterable[str] = ()) -> Callable[[bytes], bool | None]:
+        """Whether a line belongs to `job_id` by what it names (None: it names no job of this folder).
+
+        For the node's own findings (`job_id` None), a line naming any `known` job is that job's, not the node's.
+        """
+        jobs = frozenset(known)
+
+        def owned(line: bytes) -> bool | None:
+            named = self.named_job(line)
+            if named is None:
+                return None
+            if job_id is None:
+                return False if named in jobs else None
+            return named == job_id
+
+        return owned
 
     def job_of(self, name: str) -> str | None:
         """The job id (hex) a file belongs to, None for a shared or an unowned file."""
@@ -354,10 +411,12 @@ def _select(files: list[LogFile], driver: Callable[[str], bool], other: Callable
     return chosen
 
 
-def job_cut(span: JobSpan) -> Cut | None:
-    """Shared logs through the job's window (a job without a known start reads none of them)."""
+def job_cut(span: JobSpan, owners: Ownership | None = None) -> Cut | None:
+    """Shared logs through the job's window (a job without a known start reads none of them); a line
+    naming a job by id, worker or pid is kept for that job only, whatever its time."""
     window = span.window()
-    return time_cut(None, windows=(window,) if window else ((math.inf, math.inf),))
+    identity = owners.identity(span.job_id) if owners is not None and span.job_id else None
+    return time_cut(None, windows=(window,) if window else ((math.inf, math.inf),), identity=identity)
 
 
 def folder_files(logs: str | os.PathLike[str]) -> list[LogFile]:
@@ -371,7 +430,7 @@ def folder_files(logs: str | os.PathLike[str]) -> list[LogFile]:
 def feed_job(triage: Triage, logs: Path, files: list[LogFile], owners: Ownership, span: JobSpan) -> None:
     """Feed a job's own files and its window of the shared logs from one logs folder."""
     mine = set(job_files(files, span, owners))
-    feed_session_logs(triage, logs, keep=mine.__contains__, cut=job_cut(span))
+    feed_session_logs(triage, logs, keep=mine.__contains__, cut=job_cut(span, owners))
 
 
 def feed_node(
@@ -392,7 +451,8 @@ def feed_node(
         windows.append((None, since))
     if until is not None:
         windows.append((until, None))
-    cut = time_cut(None, windows=tuple(windows), outside=True)
+    known = [s.job_id for s in spans if s.job_id]
+    cut = time_cut(None, windows=tuple(windows), outside=True, identity=owners.identity(None, known))
     mine = set(node_files(files, spans, owners))
     # Asked for a time, the node's own timestamped files are cut to it too.
     cut_all = since is not None or until is not None

@@ -225,21 +225,36 @@ class Since:
         *,
         windows: tuple[tuple[float | str | None, float | str | None], ...] = (),
         outside: bool = False,
+        identity: Identity | None = None,
     ) -> None:
         self._raw = raw
+        self._identity = identity
         spans = windows if since is None else ((since, until), *windows)
         self._windows = tuple((_bound(a, -math.inf), _bound(b, math.inf)) for a, b in spans)
         self._outside = outside
         self._carry = b""
         self._keep = outside
         self._seconds: dict[bytes, float | None] = {}
+        # The record being read: a stamped line and the unstamped lines that continue it (the
+        # raylet's OOM kill record names its job 30 lines below its stamp), decided as one.
+        self._record: list[bytes] = []
+        self._record_bytes = 0
 
     def read(self, n: int = -1) -> bytes:
+        if n is None or n < 0:  # read all, as a file's read() does
+            parts = []
+            while part := self._read_some(1 << 20):
+                parts.append(part)
+            return b"".join(parts)
+        return self._read_some(n if n > 0 else 1 << 20)
+
+    def _read_some(self, n: int) -> bytes:
         while True:
-            chunk = self._raw.read(n if n > 0 else 1 << 20)
+            chunk = self._raw.read(n)
             if not chunk:
                 rest, self._carry = self._carry, b""
-                return self._filter([rest]) if rest else b""
+                out = self._filter([rest]) if rest else b""
+                return out + self._flush()
             lines = (self._carry + chunk).split(b"\n")
             self._carry = lines.pop()
             out = self._filter([line + b"\n" for line in lines])
@@ -260,19 +275,44 @@ class Since:
         return seconds + (float(b"0." + fraction[1:]) if fraction else 0.0)
 
     def _filter(self, lines: list[bytes]) -> bytes:
-        kept = []
+        out = []
         for line in lines:
             m = _STAMP.match(line)
             when = self._time(m) if m else None
             if when is not None:
+                out.append(self._flush())
                 inside = any(a <= when <= b for a, b in self._windows)
                 self._keep = inside != self._outside
-            kept.append(line if self._keep else b"\n" * line.endswith(b"\n"))
-        return b"".join(kept)
+            self._record.append(line)
+            self._record_bytes += len(line)
+            if len(self._record) >= MAX_RECORD_LINES or self._record_bytes >= MAX_RECORD_BYTES:
+                out.append(self._flush())  # bounded memory: a record this long is decided by its time
+        return b"".join(out)
+
+    def _flush(self) -> bytes:
+        """The record read so far, kept or blanked as a whole (each line keeps its line number)."""
+        record, self._record, self._record_bytes = self._record, [], 0
+        keep = self._keep
+        if self._identity is not None:
+            # A record that names its job (a job id, a worker, a pid) is that job's, whatever its time.
+            for line in record:
+                owned = self._identity(line)
+                if owned is not None:
+                    keep = owned
+                    break
+        if keep:
+            return b"".join(record)
+        return b"".join(b"\n" * line.endswith(b"\n") for line in record)
 
 
+#: A record (a stamped line and its continuation lines) longer than this is decided by its time alone.
+MAX_RECORD_LINES = 512
+MAX_RECORD_BYTES = 1 << 20
 #: Wraps the stream of a shared (cluster-wide) log: a `Since` over it, or the stream as is.
 Cut = Callable[[BinaryIO], BinaryIO]
+#: Whether a shared-log line belongs to the reader by the identity it names: True (its own job),
+#: False (another job's), None (it names none: its time decides).
+Identity = Callable[[bytes], "bool | None"]
 
 
 def time_cut(
@@ -281,11 +321,13 @@ def time_cut(
     *,
     windows: tuple[Window, ...] = (),
     outside: bool = False,
+    identity: Identity | None = None,
 ) -> Cut | None:
-    """The `Cut` passing the lines of shared logs inside `since`..`until` or `windows` (or outside them all)."""
+    """The `Cut` passing the lines of shared logs inside `since`..`until` or `windows` (or outside them
+    all); with `identity`, a line naming a job is kept or dropped by that instead of its time."""
     if since is None and not windows and not outside:
         return None
-    return lambda raw: Since(raw, since, until, windows=windows, outside=outside)  # type: ignore[return-value]
+    return lambda raw: Since(raw, since, until, windows=windows, outside=outside, identity=identity)  # type: ignore[return-value]
 
 
 def feed_log_file(
