@@ -21,6 +21,7 @@ from rlfix.render.common import (
 )
 from rlfix.render.text import DEFAULT_TOP
 from rlfix.report import Diagnosis, Remedy, Report
+from rlfix.version import __version__
 
 
 def render_markdown(
@@ -53,6 +54,8 @@ def render_markdown(
         out.extend(f"- {safe.md_code(note_line(d, lang))}" for d in report.notes)
     for err in report.errors:
         out.append(phrase("> error: {text}", lang, text=safe.md_code(err)))
+    # Pasted into issues: say which rlfix wrote it (the same version as `rlfix --version`).
+    out += ["", "*" + safe.md_text(f"rlfix {__version__}") + "*"]
     return "\n".join(out).rstrip() + "\n"
 
 

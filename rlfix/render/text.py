@@ -26,6 +26,7 @@ from rlfix.render.common import (
     where_line,
 )
 from rlfix.report import Diagnosis, Report
+from rlfix.version import __version__
 
 DEFAULT_TOP = 3
 
@@ -134,6 +135,9 @@ def _footer(report: Report, style: Callable[..., str], lang: str = "en") -> list
     skipped = [phrase("skipped {name}: {why}", lang, name=s.name, why=s.skipped) for s in report.sources if s.skipped]
     out.extend(style(line, "yellow") for line in skipped)
     out.extend(style(phrase("error: {text}", lang, text=error(err, lang)), "red") for err in report.errors)
+    if report.diagnoses:
+        # A failure's report gets pasted into issues: say which rlfix wrote it (as `rlfix --version`).
+        out += ["", style(f"rlfix {__version__}", "dim")]
     return out
 
 
