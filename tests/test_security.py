@@ -57,6 +57,16 @@ SECRET_OF = {
     "secret-flag": "0123456789abcdef",
     "secret-flag-argv": "fedcba9876543210fedc",
     "assignment": "0123456789abcdef0123456789abcdef01234567",
+    "short-password": "abc12",
+    "netrc": "9f8e7d6c5b4a39281706f5e4d3c2b1a098765432",
+    "pem-private-key": "MIIEpAIBAAKCAQEAx9Zq",
+    "jwt": "eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N",
+    "slack-webhook": "T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+    "google-oauth": "a0AfH6SMBx3kLmNoPqRsTuVwXyZ0123456789",
+    "pypi": "AgEIcHlwaS5vcmcCJGE0ZjY0YjE2LTk0ZjUtNGQxNi1hYjY3LTEyMzQ1Njc4OTBhYgACKlsz",
+    "aliyun-access-key": "5tQz7xK2mP9vL4nR8tW1",
+    "azure-sas": "QwErTyUiOp1234567890",
+    "cli-password": "s3cr3tPw",
 }
 
 
@@ -546,3 +556,89 @@ def test_h3_argv_list_secret_flags_are_masked_in_every_format(engine: str) -> No
     # Flags whose names only contain a secret word's letters keep their values.
     kept = redact_secrets("['--max_new_tokens', '1024', '--token_budget', '8']")
     assert "'1024'" in kept and "'8'" in kept
+
+
+# --- second audit, M2 / L2 / M3: secrets the rules missed, and secrets longer than a rule's bound ----
+
+# (the line as the audit planted it or a variant of our own, the part that must never be shown)
+AUDIT2_MISSED = [
+    (
+        '{"AccessKeyId": "ASIAQ7XK2MP9VL4NR8TW", "SecretAccessKey": "Zx9Cv8Bn7Mm6Ll5Kk4Jj3Hh2Gg1Ff0DdSsAaQqWw"}',
+        "Zx9Cv8Bn7Mm6Ll5Kk4Jj3",
+    ),
+    ('"private_key": "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\\n"', "MIIEvQIBADANBgkqhkiG9w0"),
+    ("ValueError: bad key -----BEGIN RSA PRIVATE KEY-----MIIEpAIBAAKCAQEAqWeRtYuIoP", "MIIEpAIBAAKCAQEAqWeRt"),
+    ("X-Api-Key: Qz7xK2mP9vL4nR8tW1yB5cD3", "Qz7xK2mP9vL4nR8tW1yB5"),
+    ('{"api-key": "0a1b2c3d4e5f6a7b8c9d"}', "0a1b2c3d4e5f6a7b8c9d"),
+    (
+        "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Zm9vYmFyYmF6cXV4UXdFclR5==;EndpointSuffix=x",
+        "Zm9vYmFyYmF6cXV4",
+    ),
+    (
+        "GET https://acct.blob.core.windows.net/c/b?sv=2022-11-02&se=2026&sig=QwErTyUiOpAsDfGh1234%2B%3D",
+        "QwErTyUiOpAsDfGh1234",
+    ),
+    ("machine api.wandb.ai login user password 9f8e7d6c5b4a39281706f5e4d3c2b1a098765432", "9f8e7d6c5b4a3928"),
+    ("redis://:R3disSecretPw@cache:6379/0", "R3disSecretPw"),
+    ("HTTPS://alice:UpPerSecretPw@host/x", "UpPerSecretPw"),
+    ("--openai_key sk1234567abc --db-pass hunter22x", "hunter22x"),
+    ("--openai_key sk1234567abc", "sk1234567abc"),
+    ("OPENAI_KEY=abcdefgh1234 python train.py", "abcdefgh1234"),
+    ('--password "correct horse battery staple"', "horse battery staple"),
+    ('DB_PASSWORD="correct horse battery staple"', "horse battery staple"),
+    ("db password=abc12 host=pg", "abc12"),
+    ("id_token eyJhbGciOiJSUzI1NiJ9.eyJpc3MiOiJodHRwcyJ9.c2lnbmF0dXJlLXZhbHVl", "eyJpc3MiOiJodHRwcyJ9"),
+    (
+        "webhook https://hooks.slack.com/services/T0ABC1234/B0DEF5678/abcdefghijklmnopqrstuvwx",
+        "abcdefghijklmnopqrstuvwx",
+    ),
+    ("SLACK_APP_TOKEN xapp-1-A0123456789-1234567890-abcdef0123456789", "abcdef0123456789"),
+    ("refresh xoxe-1-My0xLTIwMjQtMDEtMDEtYWJjZGVm", "My0xLTIwMjQtMDEtMDEtYWJjZGVm"),
+    ("deploy gldt-AbCdEfGhIjKlMnOpQrSt12 and runner glrt-ZyXwVuTsRqPoNmLkJiHg34", "ZyXwVuTsRqPoNmLkJiHg34"),
+    ("gcloud ya29.a0AfH6SMBx3kLmNoPqRsTuVwXyZ0123456789abcd", "a0AfH6SMBx3kLmNoPqRsTuVwXyZ"),
+    (
+        "twine upload -p pypi-AgEIcHlwaS5vcmcCJDVhZjY0YjE2LTk0ZjUtNGQxNi1hYjY3LTEyMzQ1Njc4OTBhYgAC",
+        "AgEIcHlwaS5vcmcCJDVh",
+    ),
+    ("ALIBABA_CLOUD_ACCESS_KEY_ID=LTAI5tQz7xK2mP9vL4nR8tW1", "5tQz7xK2mP9vL4nR8tW1"),
+    ("curl -fsSL -u deploy:Sup3rS3cret https://repo.example/x", "Sup3rS3cret"),
+    ("docker login -u bot -p D0ck3rPassw0rd registry.example", "D0ck3rPassw0rd"),
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_m2_l2_named_and_shaped_secrets_are_masked_in_every_format(engine: str) -> None:
+    log = "".join(f"[rank{i}]: {CUDA} while {line}\n" for i, (line, _secret) in enumerate(AUDIT2_MISSED))
+    report = diagnose(log, engine=engine)
+    for fmt in FORMATS:
+        out = report.render(fmt)
+        assert not [secret for _line, secret in AUDIT2_MISSED if secret in out], fmt
+
+
+@pytest.mark.parametrize(("line", "secret"), AUDIT2_MISSED)
+def test_m2_l2_each_row_in_process(line: str, secret: str) -> None:
+    masked = redact_secrets(line)
+    assert secret not in masked and MASK in masked
+    assert redact_secrets(masked) == masked
+
+
+def test_m3_secrets_longer_than_a_rules_bound_are_masked_to_their_end() -> None:
+    import random
+    import string
+
+    rng = random.Random(7)
+    long = "".join(rng.choice(string.ascii_letters) for _ in range(5000))
+    for line in (
+        f"Authorization: Bearer eyJ{long}",
+        f"--password {long[:900]}",
+        f"WANDB_API_KEY={long[:700]}",
+        f"token hf_{long[:1000]} then",
+        f"id {long[:20]} ghp_{long[:3000]}",
+    ):
+        masked = redact_secrets(line)
+        assert long[300:340] not in masked and long[-40:] not in masked, masked[:120]
+    # No suffix of a secret is left behind by any rule's mask (every rule's positive, made long).
+    for rule in RULES:
+        secret = SECRET_OF[rule.name]
+        masked = redact_secrets(rule.positive)
+        assert not any(secret[i:] in masked for i in range(len(secret) - 3)), rule.name
