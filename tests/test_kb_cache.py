@@ -105,3 +105,60 @@ def test_the_key_moves_with_the_files_rlfix_and_python(monkeypatch: pytest.Monke
     with monkeypatch.context() as patch:
         patch.setattr(cache.sys, "version", "3.99.0")
         assert cache.key_of(files) != base
+
+
+# --- a cache that is never believed blindly (second audit, M6) ----------------------------------
+
+
+def test_a_cache_file_changed_by_someone_else_is_ignored(cache_dir: Path) -> None:
+    files = _yaml_files(builtin_dir())
+    fresh = load_files(files)
+    (kept,) = cache_dir.glob("kb-*.json")
+    mac, _, body = kept.read_bytes().partition(b"\n")
+    assert len(mac) == 64 and (cache_dir / cache.SECRET_NAME).stat().st_mode & 0o777 == 0o600
+    # Well-formed, with the same key, but edited: a title changed, the MAC left as it was.
+    kept.write_bytes(mac + b"\n" + body.replace(b"CUDA out of memory", b"Nothing to see here", 1))
+    again = load_files(files)
+    assert _facts(again) == _facts(fresh)
+    assert "integrity" in (cache.last_note or "")
+    # A MAC made without the user's secret does not pass either.
+    import hashlib
+    import hmac
+
+    forged = hmac.new(b"x" * 32, body, hashlib.sha256).hexdigest().encode()
+    kept.write_bytes(forged + b"\n" + body)
+    assert _facts(load_files(files)) == _facts(fresh)
+
+
+def test_a_cache_dir_others_can_write_is_not_used(cache_dir: Path) -> None:
+    files = _yaml_files(builtin_dir())
+    cache_dir.mkdir(mode=0o700)
+    cache_dir.chmod(0o777)
+    assert not load_files(files).problems
+    assert not list(cache_dir.glob("kb-*.json"))  # nothing written there
+    assert cache.fetch("0" * 64) is None and "writable by group or others" in (cache.last_note or "")
+    from rlfix.kb.load import load_knowledge
+    from rlfix.tools.describe import describe_knowledge
+
+    assert "parsed-file cache note:" in describe_knowledge(load_knowledge())
+
+
+def test_links_and_huge_files_are_not_read_and_pruning_keeps_foreign_names(cache_dir: Path, tmp_path: Path) -> None:
+    files = _yaml_files(builtin_dir())
+    fresh = load_files(files)
+    (kept,) = cache_dir.glob("kb-*.json")
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_bytes(kept.read_bytes())
+    kept.unlink()
+    kept.symlink_to(elsewhere)  # a link planted where the cache file was: not followed
+    key = kept.name[3:-5]
+    assert cache.fetch(key) is None
+    kept.unlink()
+    kept.write_bytes(b"0" * 64 + b"\n" + b" " * (cache.MAX_BYTES + 1))
+    assert cache.fetch(key) is None and _facts(load_files(files)) == _facts(fresh)
+    foreign = [cache_dir / "kb-notes.json", cache_dir / "kb-1234.json", cache_dir / "mine.txt"]
+    for path in foreign:
+        path.write_text("keep me")
+    for n in range(cache.KEEP + 3):
+        cache.keep(f"{n:064x}", {"files": [str(n)]})
+    assert all(path.exists() for path in foreign)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 
+from rlfix import safe
 from rlfix.i18n import phrase, word
 from rlfix.kb.load import KnowledgeBase
 from rlfix.model import Signature
@@ -74,7 +75,7 @@ def show_signature(sig: Signature, lang: str = "en") -> str:
 def describe_knowledge(kb: KnowledgeBase, extra: Sequence[str] = ()) -> str:
     """Where the knowledge base comes from, its size, and the matching engine in use (`rlfix kb info`)."""
     from rlfix.core import matcher_for
-    from rlfix.kb.cache import cache_dir
+    from rlfix.kb import cache
     from rlfix.kb.load import builtin_dir
     from rlfix.match.engines import available_engines
     from rlfix.match.lines import line_counting
@@ -86,6 +87,9 @@ def describe_knowledge(kb: KnowledgeBase, extra: Sequence[str] = ()) -> str:
         lines.append(f"overridden ids: {', '.join(kb.overridden)}")
     lines.append(f"engine: {matcher.engine} (available: {', '.join(available_engines())}; set RLFIX_ENGINE)")
     lines.append(f"line counting: {line_counting()}")
-    where = cache_dir()
+    where = cache.cache_dir()
     lines.append(f"parsed-file cache: {where if where is not None else 'off'} (set RLFIX_CACHE_DIR; off to disable)")
+    if cache.last_note:
+        # A path the user's environment names: shown inert, as every other line rlfix prints.
+        lines.append(safe.one_line(f"parsed-file cache note: {cache.last_note}"))
     return "\n".join(lines) + "\n"
