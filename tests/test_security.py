@@ -642,3 +642,23 @@ def test_m3_secrets_longer_than_a_rules_bound_are_masked_to_their_end() -> None:
         secret = SECRET_OF[rule.name]
         masked = redact_secrets(rule.positive)
         assert not any(secret[i:] in masked for i in range(len(secret) - 3)), rule.name
+
+
+def test_m5_kb_draft_masks_before_it_cuts() -> None:
+    """Second audit M5: a token the 600-character cut or the 60-character title goes through."""
+    import re as _re
+
+    straddling = (
+        'Traceback (most recent call last):\n  File "x.py", line 1, in <module>\n'
+        f"FooError: {'x' * 567} hf_QwErTyUiOpAsDfGhJkLzXcVbNm12345678 end\n"
+    )
+    titled = "ERROR upload to hub failed, using token hf_Qz7xK2mP9vL4nR8tW1yB5cD3aaZZ now\nProcess exited with code 1\n"
+    # A variant of our own: a GitHub token cut by the title's 60 characters.
+    variant = "ERROR push failed for ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789 token\nexit status 1\n"
+    for log in (straddling, titled, variant):
+        triage = Triage(redact=False)
+        triage.feed_text(log)
+        drafted = draft_signature(triage.report())
+        leaks = [t for t in _re.findall(r"(?:hf|ghp)_[A-Za-z0-9]+", drafted) if len(t) > 4]
+        assert not leaks, (leaks, drafted[:400])
+        assert yaml.safe_load(drafted)  # still a YAML document the user can finish

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import yaml
 
 from rlfix import safe
@@ -10,6 +12,23 @@ from rlfix.errors import UsageError
 from rlfix.redact import redact_secrets
 from rlfix.report import Diagnosis, Report
 from rlfix.templates import pattern_for
+
+#: Evidence is cut to this many characters where it is read (rlfix.core.EVIDENCE_CHARS).
+_CUT_AT = 600
+# A run of token characters at a cut edge: what is left of a secret the cut went through.
+_EDGE_TAIL = re.compile(r"[A-Za-z0-9_+/=.-]{6,}(?=…?$)")
+_EDGE_HEAD = re.compile(r"^…?[A-Za-z0-9_+/=.-]{6,}")
+
+
+def _mask_cut(text: str, cut_end: bool, cut_start: bool = False) -> str:
+    """`text` masked, and at an edge where it was cut, the token the cut went through masked too:
+    half a secret is recognised by no rule (second audit, M5)."""
+    text = redact_secrets(text)
+    if cut_end:
+        text = _EDGE_TAIL.sub("***", text, count=1)
+    if cut_start:
+        text = _EDGE_HEAD.sub("…***", text, count=1)
+    return text
 
 
 def _target(report: Report) -> Diagnosis:
@@ -30,8 +49,14 @@ def draft_signature(report: Report, sig_id: str = "my-new-failure") -> str:
     diag = _target(report)
     evidence = diag.evidence[0]
     message = evidence.message
+    cut = len(message) >= _CUT_AT
+    if cut:
+        # The line was cut where it was read: its last token may be half a secret. It is not drafted.
+        message = _EDGE_TAIL.sub("", message, count=1)
     exception = diag.details.exception
-    title = redact_secrets((exception.exception if exception is not None else None) or message[:60])
+    # Masked first, then cut: a cut through a secret would leave a part no rule recognises.
+    title = (exception.exception if exception is not None else None) or _mask_cut(message, cut)[:60]
+    title = redact_secrets(title)
     entry = {
         "id": sig_id,
         "title": f"TODO: name this failure ({title})",
@@ -44,7 +69,10 @@ def draft_signature(report: Report, sig_id: str = "my-new-failure") -> str:
             "flags": [{"framework": "any", "env": "TODO_NAME=value", "purpose": "fix"}],
         },
         "references": ["TODO: link to the source file that prints this line, or the upstream issue"],
-        "examples": {"match": [redact_secrets(evidence.text)], "no_match": []},
+        "examples": {
+            "match": [_mask_cut(evidence.text, evidence.text.endswith("…"), evidence.text.startswith("…"))],
+            "no_match": [],
+        },
     }
     header = (
         # A file name may hold a newline or a YAML line break: escaped, it cannot end the comment.
