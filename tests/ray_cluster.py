@@ -25,9 +25,20 @@ OOM_HEADROOM_GIB = 2.5
 
 def free_port() -> int:
     """A TCP port nobody listens on right now (loopback)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    return free_ports(1)[0]
+
+
+def free_ports(count: int) -> list[int]:
+    """`count` different TCP ports nobody listens on right now (loopback).
+
+    The sockets are held open together until all are chosen: ports picked one at a time may come
+    back the same (the kernel reuses a port it just freed), and Ray refuses two components on one port.
+    """
+    with contextlib.ExitStack() as stack:
+        socks = [stack.enter_context(socket.socket()) for _ in range(count)]
+        for sock in socks:
+            sock.bind(("127.0.0.1", 0))
+        return [int(sock.getsockname()[1]) for sock in socks]
 
 
 def write_token(path: Path) -> Path:
@@ -104,6 +115,27 @@ def start_head(
 ) -> RayHead:
     """Start a Ray head with the Jobs API under `base`; raise if it is not up in `timeout` s.
 
+    A port chosen free can be taken by another process before Ray binds it: `ray start` is tried
+    up to three times, with new ports each time.
+    """
+    for attempt in range(3):
+        try:
+            return _start_head_once(
+                base, memory_usage_threshold=memory_usage_threshold, timeout=timeout, token_auth=token_auth
+            )
+        except PortTaken:
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+class PortTaken(RuntimeError):
+    """`ray start` failed because a port it was given was in use by then."""
+
+
+def _start_head_once(base: Path, *, memory_usage_threshold: float | None, timeout: float, token_auth: bool) -> RayHead:
+    """One `ray start --head` (see `start_head`).
+
     With `token_auth` (the default, as production clusters run) the head requires Ray's auth token,
     kept where RAY_AUTH_TOKEN_PATH names it (else in the head's own `$HOME/.ray/auth_token`); `env` holds
     what a user's shell holds to talk to it: HOME, RAY_AUTH_MODE=token and RAY_AUTH_TOKEN_PATH.
@@ -115,7 +147,7 @@ def start_head(
     temp_dir.mkdir(parents=True)
     home = base / "home"
     home.mkdir(parents=True, exist_ok=True)
-    port, dash = free_port(), free_port()
+    port, dash, *others = free_ports(7)
     env = {
         **os.environ,
         "HOME": str(home),
@@ -144,11 +176,11 @@ def start_head(
         f"--dashboard-port={dash}",
         "--include-dashboard=true",
         # Every port explicit and free: other Ray clusters may run on this machine (default ports clash).
-        f"--dashboard-agent-listen-port={free_port()}",
-        f"--dashboard-agent-grpc-port={free_port()}",
-        f"--metrics-export-port={free_port()}",
-        f"--runtime-env-agent-port={free_port()}",
-        f"--ray-client-server-port={free_port()}",
+        f"--dashboard-agent-listen-port={others[0]}",
+        f"--dashboard-agent-grpc-port={others[1]}",
+        f"--metrics-export-port={others[2]}",
+        f"--runtime-env-agent-port={others[3]}",
+        f"--ray-client-server-port={others[4]}",
         "--num-cpus=2",
         "--num-gpus=0",
         f"--temp-dir={temp_dir}",
@@ -158,7 +190,8 @@ def start_head(
     head = RayHead(temp_dir, home, f"127.0.0.1:{port}", f"http://127.0.0.1:{dash}", env)
     if proc.returncode != 0:
         head.stop()
-        raise RuntimeError(f"ray start failed ({proc.returncode}): {proc.stderr[-2000:]}")
+        taken = "port" in proc.stderr and ("used by other components" in proc.stderr or "in use" in proc.stderr)
+        raise (PortTaken if taken else RuntimeError)(f"ray start failed ({proc.returncode}): {proc.stderr[-2000:]}")
     deadline = time.monotonic() + timeout
     while True:
         try:
