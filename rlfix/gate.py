@@ -74,21 +74,20 @@ def _mask(value: Any, seen: dict[str, str], depth: int) -> Any:
         items = [_mask(v, seen, depth + 1) for v in value]
         return value if all(a is b for a, b in zip(items, value, strict=True)) else type(value)(items)
     if isinstance(value, Mapping):
-        # A setting's value is masked with the name it came with (`--wandb_key` -> its bare value).
-        pairs = [
-            (
-                _mask(k, seen, depth + 1),
-                redact_setting(k, v) if isinstance(k, str) and isinstance(v, str) else _mask(v, seen, depth + 1),
-            )
-            for k, v in value.items()
-        ]
-        pairs = [
-            (k, v0 if isinstance(v, str) and v == v0 else v) for (k, v), v0 in zip(pairs, value.values(), strict=True)
-        ]
+        pairs = [(_mask(k, seen, depth + 1), _mask_entry(k, v, seen, depth)) for k, v in value.items()]
         if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(pairs, value.items(), strict=True)):
             return value
         return dict(pairs)
     return value
+
+
+def _mask_entry(key: Any, value: Any, seen: dict[str, str], depth: int) -> Any:
+    """A mapping's value; a setting's string value is masked with the name it came with
+    (`--wandb_key` -> its bare value), and comes back as the same object when nothing changed."""
+    if isinstance(key, str) and isinstance(value, str) and not isinstance(value, Enum):
+        out = redact_setting(key, value)
+        return value if out == value else out
+    return _mask(value, seen, depth + 1)
 
 
 def behind_gate(renderer: R) -> R:

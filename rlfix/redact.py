@@ -38,6 +38,21 @@ _SECRET_NAME = (
     r"|wandb[_-]?key|auth[_-]?key|openai[_-]?key|db[_-]?pass|hf[_-]?auth|credentials?)"
 )
 
+#: Literals one of which every secret flag's name holds (the words of `_SECRET_NAME`).
+_FLAG_NEEDS = (
+    "passw",
+    "secret",
+    "token",
+    "key",
+    "credential",
+    "db-pass",
+    "db_pass",
+    "dbpass",
+    "hf_auth",
+    "hf-auth",
+    "hfauth",
+)
+
 RULES: tuple[Rule, ...] = (
     _rule(
         "url-credentials",
@@ -160,19 +175,7 @@ RULES: tuple[Rule, ...] = (
         "python train.py --wandb_key 0123456789abcdef --lr 1e-5",
         "python train.py --max_new_tokens 1024 --token_budget 8",
         # The flag's name ends in one of `_SECRET_NAME`'s words (file names hold `-` everywhere).
-        (
-            "passw",
-            "secret",
-            "token",
-            "key",
-            "credential",
-            "db-pass",
-            "db_pass",
-            "dbpass",
-            "hf_auth",
-            "hf-auth",
-            "hfauth",
-        ),
+        _FLAG_NEEDS,
     ),
     _rule(
         "secret-flag-argv",
@@ -182,19 +185,7 @@ RULES: tuple[Rule, ...] = (
         _HEAD,
         "Command '['python3', 'train.py', '--wandb_key', 'fedcba9876543210fedc']' returned non-zero exit status 1.",
         "Command '['python3', 'train.py', '--max_new_tokens', '1024']' returned non-zero exit status 1.",
-        (
-            "passw",
-            "secret",
-            "token",
-            "key",
-            "credential",
-            "db-pass",
-            "db_pass",
-            "dbpass",
-            "hf_auth",
-            "hf-auth",
-            "hfauth",
-        ),
+        _FLAG_NEEDS,
     ),
     _rule(
         "assignment",
@@ -320,9 +311,8 @@ def redact_secrets(text: str) -> str:
     for rule in RULES:
         # `str.find` is a memchr-speed scan: a rule whose literals are absent costs next to nothing.
         if not screened or any(lit in lowered for lit in rule.needs):
-            before = text
-            text = rule.pattern.sub(rule.replacement, text)
-            if text is not before and text != before:
+            text, count = rule.pattern.subn(rule.replacement, text)
+            if count:
                 masked = True
                 lowered = text.lower()
     return _mask_tails(text) if masked else text
