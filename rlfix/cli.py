@@ -22,7 +22,7 @@ import click
 
 from rlfix import i18n, safe
 from rlfix.alerts import DEFAULT_IDLE_EXIT, format_alert
-from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE, KnowledgeError, RlfixError, UsageError
+from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE, InputError, KnowledgeError, RlfixError, UsageError
 from rlfix.gate import mask_text
 from rlfix.kb.load import KnowledgeBase, load_knowledge
 from rlfix.model import Evidence
@@ -221,6 +221,9 @@ def diagnose(
     Ctrl-C, or once a fatal root cause is known and FILE has been idle for --idle-exit seconds.
     """
     started = time.perf_counter()
+    if "" in paths:
+        # `rlfix diagnose "$LOG"` with LOG unset must not quietly scan the current directory.
+        raise InputError("'': empty path (an unset shell variable?)")
     if follow:
         report = _follow(paths, kb_dirs, engine, not no_redact, baseline, idle_exit, exit_status)
     else:
@@ -298,9 +301,10 @@ def _follow(
 
 TRIAGE_EXIT_HELP = """\b
 Exit status:
-  0  no job failed
+  0  no job failed, and every job could be read
   1  some job failed
-  2  usage error, or a path that does not exist"""
+  2  usage error, a path that does not exist, or (no job failed and) some job
+     could not be read at all"""
 
 
 @cli.command("triage", epilog=TRIAGE_EXIT_HELP)
@@ -352,8 +356,9 @@ def triage_cmd(
     )
     language = i18n.resolve(lang)
     _write(fleet.render(fmt, lang=language), output)
-    for err in fleet.errors:
-        click.echo(i18n.phrase("rlfix: warning: {message}", language, message=safe.one_line(err)), err=True)
+    for err in (*fleet.errors, *fleet.skipped):
+        message = safe.one_line(mask_text(err) if fleet.redacted else err)
+        click.echo(i18n.phrase("rlfix: warning: {message}", language, message=message), err=True)
     sys.exit(fleet.exit_code)
 
 

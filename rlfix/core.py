@@ -266,9 +266,10 @@ class Triage:
             return
         try:
             self.feed_stream(stream, item.name)
-            if getattr(stream, "truncated", False):
-                # Every line decompressed before the cut was scanned; the rest of the file is lost.
-                self._problem(Problem(item.name, "truncated gzip file; diagnosed the part before the cut"), strict)
+            damage = getattr(stream, "damage", None)
+            if damage:
+                # Every line decompressed before the fault was scanned; the rest of the file is lost.
+                self._problem(Problem(item.name, damage), strict)
         except (OSError, EOFError) as exc:
             # A read error: keep what was read, report the rest.
             self._problem(Problem(item.name, f"read failed: {exc}"), strict)

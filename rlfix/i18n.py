@@ -399,6 +399,8 @@ ZH: dict[str, str] = {
     "unreadable": "无法读取",
     "Unreadable": "无法读取",
     "rlfix: unreadable: {what}": "rlfix：无法读取：{what}",
+    "Skipped": "已跳过",
+    "rlfix: skipped: {what}": "rlfix：已跳过：{what}",
     "Click a column header to sort.": "点击表头排序。",
     # CLI
     "rlfix: error: {message}": "rlfix：错误：{message}",

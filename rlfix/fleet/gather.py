@@ -58,13 +58,14 @@ def triage(
     if jobs is not None and jobs < 1:
         raise UsageError(f"--jobs {jobs}: give 1 or more worker processes")
     settings = ScanSettings(tuple(os.fspath(d) for d in kb_dirs), engine, redact, follow_symlinks)
+    folded = FleetBuilder(since=iso(cutoff) if cutoff else None, redacted=redact)
+    to_scan = folded.readable(find_jobs(names, follow_symlinks))
     if ray:
         from rlfix.fleet.ray import ray_summaries
 
-        found = ray_summaries(find_jobs(names), settings, address=address)
+        found = ray_summaries(to_scan, settings, address=address)
     else:
-        found = summaries(find_jobs(names), settings, jobs or os.cpu_count() or 1, kb)
-    folded = FleetBuilder(since=iso(cutoff) if cutoff else None, redacted=redact)
+        found = summaries(to_scan, settings, jobs or os.cpu_count() or 1, kb)
     for summary in found:
         folded.add(summary, cutoff)
     return folded.fleet()
@@ -118,7 +119,16 @@ class FleetBuilder:
         self.jobs: list[JobSummary] = []
         self.errors: list[str] = []
         self.filtered = 0
+        self.skipped: list[str] = []
         self._groups: dict[str, _Tally] = {}
+
+    def readable(self, jobs: Iterable[Job]) -> Iterator[Job]:
+        """The jobs to scan; the others are kept as warnings with their reason."""
+        for job in jobs:
+            if job.skip is None:
+                yield job
+            else:
+                self.skipped.append(f"{job.path}: {job.skip}")
 
     def add(self, job: JobSummary, cutoff: datetime | None = None) -> None:
         """Count one job in its group, or record it as unreadable, or leave it out as too old."""
@@ -155,4 +165,12 @@ class FleetBuilder:
             for key, t in self._groups.items()
         ]
         groups.sort(key=lambda g: (-g.count, g.key))
-        return Fleet(tuple(self.jobs), tuple(groups), tuple(self.errors), self.filtered, self.since, self.redacted)
+        return Fleet(
+            tuple(self.jobs),
+            tuple(groups),
+            tuple(self.errors),
+            self.filtered,
+            self.since,
+            self.redacted,
+            tuple(self.skipped),
+        )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import glob
 import os
 import re
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -31,6 +32,8 @@ class Job:
 
     path: str
     ray: bool = False
+    #: Why the job is not read (a link out of the folder, a FIFO): a warning, not an error.
+    skip: str | None = None
 
 
 def is_ray_session(path: Path) -> bool:
@@ -50,11 +53,15 @@ def check_paths(args: Sequence[str]) -> None:
             raise InputError(f"{arg}: no such file or directory, and no file matches it")
 
 
-def find_jobs(args: Sequence[str]) -> Iterator[Job]:
-    """Every job the arguments name, in argument order then name order; each path once."""
+def find_jobs(args: Sequence[str], follow_symlinks: bool = False) -> Iterator[Job]:
+    """Every job the arguments name, in argument order then name order; each path once.
+
+    An entry of a folder that is a link leading out of it (unless `follow_symlinks`), or not a
+    regular file or folder (a FIFO would block the scan forever), comes with its `skip` reason.
+    """
     seen: set[str] = set()
     for arg in args:
-        for job in _jobs_of(arg):
+        for job in _jobs_of(arg, follow_symlinks):
             # `/tmp/ray` holds session_latest, a link to one of its sessions: read that session once.
             real = os.path.realpath(job.path)
             if real not in seen:
@@ -62,17 +69,32 @@ def find_jobs(args: Sequence[str]) -> Iterator[Job]:
                 yield job
 
 
-def _jobs_of(arg: str) -> Iterator[Job]:
+def _jobs_of(arg: str, follow_symlinks: bool) -> Iterator[Job]:
     path = Path(arg)
     if path.is_dir() and not is_ray_session(path):
+        root = path.resolve()
         for child in sorted(path.iterdir()):
             if not child.name.startswith(".") and not (child.suffix in NOT_LOGS and child.is_file()):
-                yield Job(str(child), ray=is_ray_session(child))
+                skip = _skip_reason(child, root, follow_symlinks)
+                yield Job(str(child), ray=skip is None and is_ray_session(child), skip=skip)
     elif os.path.lexists(arg):
         yield Job(arg, ray=is_ray_session(path))
     else:
         for match in sorted(glob.glob(arg)):
             yield Job(match, ray=is_ray_session(Path(match)))
+
+
+def _skip_reason(child: Path, root: Path, follow_symlinks: bool) -> str | None:
+    """Why a folder entry is not read as a job, or None to read it."""
+    try:
+        if child.is_symlink() and not follow_symlinks and not child.resolve().is_relative_to(root):
+            return "link out of the folder (--follow-symlinks reads it)"
+        mode = child.stat().st_mode
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        return "not a regular file (a FIFO, socket or device)"
+    return None
 
 
 def newest_mtime(path: str) -> float | None:
@@ -83,13 +105,22 @@ def newest_mtime(path: str) -> float | None:
     except OSError:
         return None
     newest: float | None = None
-    for where, _dirs, files in os.walk(path):
-        for name in files:
+    stack = [path]  # its own stack: os.walk recurses, and deep trees raise RecursionError
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as listing:
+                entries = list(listing)
+        except OSError:
+            continue
+        for entry in entries:
             try:
-                mtime = os.stat(os.path.join(where, name)).st_mtime
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                elif entry.is_file(follow_symlinks=False):
+                    mtime = entry.stat(follow_symlinks=False).st_mtime
+                    newest = mtime if newest is None else max(newest, mtime)
             except OSError:
                 continue
-            newest = mtime if newest is None else max(newest, mtime)
     return newest
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, UsageError
+from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE, UsageError
 from rlfix.gate import Renderers
 from rlfix.version import __version__
 
@@ -126,6 +126,8 @@ class Fleet:
     since: str | None = None
     #: Whether what leaves rlfix is masked (False only for `--no-redact` / `redact=False`).
     redacted: bool = True
+    #: Folder entries not read, with why (links out of the folder, FIFOs): warnings, not errors.
+    skipped: tuple[str, ...] = ()
 
     @property
     def failed(self) -> int:
@@ -134,8 +136,11 @@ class Fleet:
 
     @property
     def exit_code(self) -> int:
-        """0 when no job failed, 1 when some job did (usage errors raise before a Fleet exists)."""
-        return EXIT_DIAGNOSED if self.failed else EXIT_OK
+        """1 when some job failed; else 2 when some job could not be read at all (as `rlfix
+        diagnose` exits for an unreadable input); else 0. Usage errors raise before a Fleet exists."""
+        if self.failed:
+            return EXIT_DIAGNOSED
+        return EXIT_USAGE if self.errors else EXIT_OK
 
     def to_dict(self) -> dict[str, Any]:
         """The fleet JSON: the groups, then one object per job."""
@@ -149,6 +154,7 @@ class Fleet:
             "groups": [g.to_dict() for g in self.groups],
             "jobs": [j.to_dict() for j in self.jobs],
             "errors": list(self.errors),
+            "skipped": list(self.skipped),
         }
 
     def to_json(self, indent: int | None = 2) -> str:

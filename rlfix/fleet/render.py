@@ -103,6 +103,7 @@ def render_text(fleet: Fleet, *, lang: str = "en", **_: Any) -> str:
         cells = [_pad(c, w, right=i == 1) for i, (c, w) in enumerate(zip(row, widths, strict=False))]
         lines.append("  ".join([*cells, row[-1]]).rstrip())
     lines.extend(phrase("rlfix: unreadable: {what}", lang, what=safe.one_line(e)) for e in fleet.errors)
+    lines.extend(phrase("rlfix: skipped: {what}", lang, what=safe.one_line(e)) for e in fleet.skipped)
     return "\n".join(lines) + "\n"
 
 
@@ -135,6 +136,7 @@ def render_markdown(fleet: Fleet, *, lang: str = "en", **_: Any) -> str:
         cells += [_md_cell(example), _md_cell(evidence)]
         out.append("| " + " | ".join(cells) + " |")
     out.extend(f"- {phrase('unreadable', lang)}: {_md_cell(e)}" for e in fleet.errors)
+    out.extend(f"- {phrase('skipped', lang)}: {_md_cell(e)}" for e in fleet.skipped)
     return "\n".join(out) + "\n"
 
 
@@ -193,10 +195,12 @@ def _table(fleet: Fleet, lang: str) -> str:
 def render_html(fleet: Fleet, *, compact: bool = False, lang: str = "en", **_: Any) -> str:
     """One self-contained page (nothing fetched): headline, bar chart, sortable table; or a notebook fragment."""
     errors = "".join(f"<li><code>{_e(e)}</code></li>" for e in fleet.errors)
+    skipped = "".join(f"<li><code>{_e(e)}</code></li>" for e in fleet.skipped)
     body = (
         f"<h1>{_e(_headline(fleet, lang))}</h1>"
         f"{_chart(fleet)}{_table(fleet, lang)}"
         + (f'<h2>{_e(phrase("Unreadable", lang))}</h2><ul class="errors">{errors}</ul>' if errors else "")
+        + (f'<h2>{_e(phrase("Skipped", lang))}</h2><ul class="errors">{skipped}</ul>' if skipped else "")
         + f'<footer class="muted">rlfix {_e(__version__)}. '
         + f"{_e(phrase('Click a column header to sort.', lang))}</footer>"
     )

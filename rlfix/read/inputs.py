@@ -6,8 +6,10 @@ import codecs
 import gzip
 import io
 import os
+import re
 import stat
 import sys
+import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +22,7 @@ HOLE_BLOCK = 1024 * 1024
 _GZIP_MAGIC = b"\x1f\x8b"
 _TEXT_CONTROL = {9, 10, 12, 13, 27}
 _BINARY_CONTROL = bytes(b for b in range(32) if b not in _TEXT_CONTROL)
+_NUL_RUN = re.compile(rb"\0{8,}")
 
 
 @dataclass(frozen=True)
@@ -51,16 +54,23 @@ class Input:
 
 
 class Gunzipped(io.RawIOBase):
-    """A gzip stream that, when the file ends early, keeps every byte decompressed before the cut.
+    """A gzip stream that, when the file ends early or is damaged, keeps every byte decompressed
+    before the fault, and says what the fault was in `damage`.
 
     `GzipFile.read(n)` raises on a truncated member and drops what it had gathered for that call;
-    reading with `read1` hands over each decompressed piece as soon as it exists.
+    reading with `read1` hands over each decompressed piece as soon as it exists. A bad CRC or
+    bytes appended after the last member (`echo more >> x.gz`) raise only after the text before
+    them was handed over: that text is the log, and it must keep its findings.
     """
 
     def __init__(self, raw: BinaryIO) -> None:
         self._gz = gzip.GzipFile(fileobj=raw, mode="rb")
         self._raw = raw
-        self.truncated = False
+        self.damage: str | None = None
+
+    @property
+    def truncated(self) -> bool:
+        return self.damage is not None
 
     def readable(self) -> bool:
         return True
@@ -71,7 +81,10 @@ class Gunzipped(io.RawIOBase):
         try:
             data = self._gz.read1(len(buffer))
         except EOFError:
-            self.truncated = True
+            self.damage = "truncated gzip file; diagnosed the part before the cut"
+            return 0
+        except (gzip.BadGzipFile, zlib.error) as exc:
+            self.damage = f"damaged gzip file ({exc}); diagnosed the part before the damage"
             return 0
         buffer[: len(data)] = data
         return len(data)
@@ -122,7 +135,25 @@ def utf16(head: bytes) -> str | None:
         return "utf-16-le"
     if even > 0.9 * pairs and odd < 0.05 * pairs:
         return "utf-16-be"
+    # CJK or emoji text has NULs only in its ASCII characters (spaces, newlines, digits): fewer
+    # of them, still on one side only, and the whole head must then read as printable lines.
+    if odd > 0.1 * pairs and even < odd / 2:
+        return _readable_utf16(head[: pairs * 2], "utf-16-le")
+    if even > 0.1 * pairs and odd < even / 2:
+        return _readable_utf16(head[: pairs * 2], "utf-16-be")
     return None
+
+
+def _readable_utf16(head: bytes, encoding: str) -> str | None:
+    """`encoding` when `head` decodes as text with line breaks and almost no control characters."""
+    try:
+        text = head.decode(encoding)
+    except UnicodeDecodeError:  # a lone surrogate, or the head cut inside a pair
+        text = head[:-2].decode(encoding, "replace")
+    if "\n" not in text or text.count("\ufffd") > 2:
+        return None
+    odd = sum(1 for ch in text if not (ch.isprintable() or ch in "\t\r\n"))
+    return encoding if odd <= 0.02 * len(text) else None
 
 
 @dataclass(frozen=True)
@@ -138,13 +169,23 @@ class Problem:
 
 
 def looks_binary(head: bytes) -> bool:
-    """A NUL-heavy or control-heavy head means an image, a core dump or a checkpoint, not a log."""
-    if not head:
+    """An image, a core dump or a checkpoint, not a log: control bytes throughout the head.
+
+    What a log may hold without being binary is left out of the count: runs of NUL (a hole left
+    by a power loss or a copytruncate), and backspaces (spinners and progress bars redraw with
+    them). A few stray control bytes in invalid UTF-8 still mean random data; GBK or Latin-1 text
+    has high bytes but next to no control bytes.
+    """
+    if not head or head[:2] == _GZIP_MAGIC:
         return False
-    if head[:2] == _GZIP_MAGIC:
+    text = _NUL_RUN.sub(b"", head).replace(b"\b", b"")
+    if len(text) < 64:
         return False
-    control = len(head) - len(head.translate(None, _BINARY_CONTROL))
-    return control / len(head) > 0.10
+    control = len(text) - len(text.translate(None, _BINARY_CONTROL))
+    if control / len(text) > 0.10:
+        return True
+    invalid = text.decode("utf-8", "replace").count("\ufffd")
+    return control / len(text) > 0.02 and invalid / len(text) > 0.20
 
 
 def _hole(fh: BinaryIO) -> int:
@@ -181,30 +222,53 @@ def _sniff(path: Path) -> tuple[bytes, int, bool]:
 
 
 def _walk(directory: Path, follow_symlinks: bool) -> Iterator[Path | Problem]:
-    """Files under `directory`, sorted; links leading out of the tree only with `follow_symlinks`."""
+    """Regular files under `directory`, sorted, depth first; links leading out of the tree only
+    with `follow_symlinks`.
+
+    The walk keeps its own stack: `os.walk` recurses, and a tree a thousand folders deep would end
+    in a RecursionError. FIFOs, sockets and devices found by a walk are skipped (opening a FIFO
+    with no writer blocks forever); they are read only when named on the command line.
+    """
     root = directory.resolve()
-    problems: list[Problem] = []
     seen: set[tuple[int, int]] = set()
-
-    def unreadable(exc: OSError) -> None:
-        problems.append(Problem(str(exc.filename or directory), exc.strerror or str(exc)))
-
-    for where, dirs, files in os.walk(directory, onerror=unreadable, followlinks=follow_symlinks):
-        yield from problems
-        problems.clear()
-        here = os.stat(where)
+    stack: list[Path] = [directory]
+    while stack:
+        where = stack.pop()
+        try:
+            here = os.stat(where)
+            with os.scandir(where) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError as exc:
+            yield Problem(str(where), exc.strerror or str(exc))
+            continue
         if (here.st_dev, here.st_ino) in seen:  # a link loop, when following links
-            dirs.clear()
             continue
         seen.add((here.st_dev, here.st_ino))
-        dirs.sort()
-        for name in sorted(files):
-            path = Path(where) / name
-            if not follow_symlinks and path.is_symlink() and not path.resolve().is_relative_to(root):
-                yield Problem(str(path), "link out of the directory, skipped (--follow-symlinks reads it)", True)
-                continue
-            yield path
-    yield from problems
+        folders: list[Path] = []
+        for entry in entries:
+            found = _classify(Path(entry.path), entry, root, follow_symlinks)
+            if found == "dir":
+                folders.append(Path(entry.path))
+            elif isinstance(found, (Path, Problem)):
+                yield found
+        stack.extend(reversed(folders))
+
+
+def _classify(path: Path, entry: os.DirEntry[str], root: Path, follow_symlinks: bool) -> Path | Problem | str | None:
+    """What a walk does with one entry: "dir" to descend, the path to read, a Problem, or None."""
+    try:
+        link = entry.is_symlink()
+        if link and not follow_symlinks and not path.resolve().is_relative_to(root):
+            return Problem(str(path), "link out of the directory, skipped (--follow-symlinks reads it)", True)
+        mode = entry.stat(follow_symlinks=True).st_mode
+    except OSError as exc:
+        return Problem(str(path), exc.strerror or str(exc))
+    if stat.S_ISDIR(mode):
+        # A link to a folder inside the tree is read where the folder itself is.
+        return "dir" if follow_symlinks or not link else None
+    if stat.S_ISREG(mode):
+        return path
+    return Problem(str(path), "not a regular file (a FIFO, socket or device)", True)
 
 
 def expand(
@@ -213,6 +277,10 @@ def expand(
     """Yield every input named by `paths` (files, directories, `-`), or a Problem for each bad one."""
     for entry in paths:
         text = os.fspath(entry)
+        if not text:
+            # An empty shell variable (`rlfix diagnose "$LOG"`) must not mean "the current directory".
+            yield Problem("''", "empty path (an unset shell variable?)")
+            continue
         if text == "-":
             yield Input("<stdin>", stream=stdin if stdin is not None else sys.stdin.buffer)
             continue
