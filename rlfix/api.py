@@ -60,7 +60,9 @@ def diagnose(
         baseline = diagnose(baseline, kb=triage.kb, engine=engine, redact=redact, strict=strict)
     triage.baseline = baseline
     feed(triage, source, strict=strict, follow_symlinks=follow_symlinks, jobs=jobs)
-    return triage.report()
+    report = triage.report()
+    triage.close()  # its scan blocks go to the next diagnose() of this process
+    return report
 
 
 def feed(triage: Triage, source: Source, *, strict: bool = True, follow_symlinks: bool = False, jobs: int = 1) -> None:

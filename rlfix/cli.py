@@ -9,8 +9,10 @@ Exit status (every command):
 from __future__ import annotations
 
 import functools
+import io
 import json
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -26,6 +28,7 @@ from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE, InputError, Knowle
 from rlfix.gate import mask_text
 from rlfix.kb.load import KnowledgeBase, load_knowledge
 from rlfix.model import Evidence
+from rlfix.output import write_report
 from rlfix.process_pool import prefer as prefer_start_method
 from rlfix.render import DEFAULT_TOP, FORMATS, RenderOptions, color_wanted, render
 from rlfix.report import Report
@@ -90,7 +93,7 @@ kb_option = click.option(
 def _write(text: str, output: str | None) -> None:
     if output:
         try:
-            Path(output).write_text(text, encoding="utf-8")
+            write_report(output, text)
         except OSError as exc:  # a missing directory, a read-only place, a full disk
             raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
     else:
@@ -241,6 +244,7 @@ def diagnose(
             jobs=jobs or default_jobs(),
         )
     _warn_skipped(report, view.options.lang)
+    _warn_given_up(view.options.lang)
     if stats:
         _print_stats(report, time.perf_counter() - started)
     _emit(report, view)
@@ -273,6 +277,19 @@ def _warn_skipped(report: Report, lang: str) -> None:
         if source.skipped:
             message = safe.one_line(f"{source.name}: {source.skipped}")
             click.echo(i18n.phrase("rlfix: warning: {message}", lang, message=message), err=True)
+
+
+def _warn_given_up(lang: str) -> None:
+    from rlfix.model import GIVE_UP_AFTER, patterns_given_up
+
+    for where in patterns_given_up():
+        message = safe.one_line(
+            mask_text(
+                f"{where}: pattern given up after {GIVE_UP_AFTER} searches over their time limit; lines it"
+                " might match were not checked (rlfix kb lint --kb DIR finds such patterns)"
+            )
+        )
+        click.echo(i18n.phrase("rlfix: warning: {message}", lang, message=message), err=True)
 
 
 def _follow(
@@ -437,7 +454,7 @@ def kb_info(kb_dirs: tuple[str, ...]) -> None:
     """Where the knowledge base comes from, its size, and the matching engine in use."""
     from rlfix.tools.describe import describe_knowledge
 
-    click.echo(describe_knowledge(_kb(kb_dirs), kb_dirs), nl=False)
+    click.echo(safe.terminal(describe_knowledge(_kb(kb_dirs), kb_dirs)), nl=False)
 
 
 @cli.command("eval")
@@ -460,7 +477,7 @@ def kb_catalogue(kb_dirs: tuple[str, ...], lang: str) -> None:
     """Print the failure catalogue as Markdown (docs/signatures.md; --lang zh: docs/zh/signatures.md)."""
     from rlfix.tools.catalogue import render_catalogue
 
-    click.echo(render_catalogue(_kb(kb_dirs), lang), nl=False)
+    click.echo(safe.terminal(render_catalogue(_kb(kb_dirs), lang)), nl=False)
 
 
 @kb.command("draft")
@@ -566,10 +583,16 @@ def _job_filters(func: F) -> F:
     return click.option("--job", "job", metavar="ID", help="Only this job (submission id or job id).")(func)
 
 
-def _epoch(text: str | None) -> float | None:
+def _epoch(text: str | None, option: str) -> float | None:
     from rlfix.fleet.jobs import parse_since
 
-    return parse_since(text).timestamp() if text else None
+    if not text:
+        return None
+    when = parse_since(text, option=option)
+    try:
+        return when.timestamp()
+    except (OverflowError, ValueError):
+        raise UsageError(f"{option}: {text[:40]!r} is out of range") from None
 
 
 @ray_group.command("logs")
@@ -597,8 +620,8 @@ def ray_logs(
         kb=_kb(kb_dirs),
         address=address,
         job=job,
-        since=_epoch(since),
-        until=_epoch(until),
+        since=_epoch(since, "--since"),
+        until=_epoch(until, "--until"),
         connect_timeout=timeout,
     )
     _emit_jobs(reports, view)
@@ -623,7 +646,12 @@ def ray_cluster(
     from rlfix.integrations.ray import diagnose_cluster_jobs
 
     reports = diagnose_cluster_jobs(
-        address=address, kb=_kb(kb_dirs), job=job, since=_epoch(since), until=_epoch(until), connect_timeout=timeout
+        address=address,
+        kb=_kb(kb_dirs),
+        job=job,
+        since=_epoch(since, "--since"),
+        until=_epoch(until, "--until"),
+        connect_timeout=timeout,
     )
     _emit_jobs(reports, view)
 
@@ -652,12 +680,13 @@ def _emit_jobs(reports: JobReports, view: View) -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point: rlfix errors become one line on stderr, never a traceback."""
     prefer_start_method("fork")  # this process's threads are rlfix's own: see rlfix/process_pool.py
+    previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         result = cli.main(args=list(argv) if argv is not None else None, prog_name="rlfix", standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
-        exc.show()
+        _show_click_error(exc)
         sys.exit(EXIT_USAGE if exc.exit_code not in (0, 1) else exc.exit_code)
     except RlfixError as exc:
         _fail(str(exc), _main_lang(argv))
@@ -665,9 +694,37 @@ def main(argv: Sequence[str] | None = None) -> None:
     except (KeyboardInterrupt, click.exceptions.Abort):
         click.echo(i18n.phrase("rlfix: interrupted", _main_lang(argv)), err=True)
         sys.exit(130)
+    except Terminated:
+        # Raised in the main thread, so pools and files close on the way out (no orphan workers).
+        click.echo(i18n.phrase("rlfix: interrupted", _main_lang(argv)), err=True)
+        sys.exit(128 + signal.SIGTERM)
     except BrokenPipeError:
         # The reader went away (`rlfix diagnose big.log | head`): not an error.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         sys.exit(EXIT_OK)
+    except Exception as exc:  # the last line of defence: one line, exit 2, never a traceback
+        # A traceback exits 1, which reads as "a failure was diagnosed". RLFIX_DEBUG shows it.
+        if os.environ.get("RLFIX_DEBUG"):
+            raise
+        _fail(f"internal error: {type(exc).__name__}: {exc} (RLFIX_DEBUG=1 shows the traceback)", _main_lang(argv))
+        sys.exit(EXIT_USAGE)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     sys.exit(result if isinstance(result, int) else EXIT_OK)
+
+
+def _show_click_error(exc: click.ClickException) -> None:
+    """click's own message (usage and the error), through the gate: it quotes option values and
+    paths (`--baseline gone-hf_xxx.log`)."""
+    shown = io.StringIO()
+    exc.show(file=shown)
+    click.echo(safe.terminal(mask_text(shown.getvalue())), err=True, nl=False)
+
+
+class Terminated(Exception):
+    """SIGTERM, turned into an exception so that `finally` blocks run (pools, files, terminals)."""
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise Terminated()

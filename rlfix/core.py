@@ -17,13 +17,14 @@ from rlfix.details import ExitStatus
 from rlfix.errors import InputError
 from rlfix.kb.load import KnowledgeBase, load_knowledge
 from rlfix.match.lines import NUMPY_AFTER
-from rlfix.match.matcher import Budget, Hit, Matcher, Probe, ProbeKind, scan_buffers
+from rlfix.match.matcher import Budget, Hit, Matcher, Probe, ProbeKind, release_buffers, scan_buffers
 from rlfix.match.parallel import ParallelFeed
 from rlfix.match.ranges import Candidate
 from rlfix.model import Evidence, Kind, LazyRegex, Line
 from rlfix.observe.collectives import CollectiveTracker
 from rlfix.observe.context import ContextTracker, context_probes
 from rlfix.observe.progress import StepWatch, snapshot
+from rlfix.observe.recent import RecentLines
 from rlfix.observe.tail import T, TailWatch
 from rlfix.observe.tally import Tally
 from rlfix.observe.tracebacks import CODE_LINE, TracebackTracker, called_module, describe_exception, traceback_probes
@@ -33,8 +34,6 @@ from rlfix.read.inputs import Input, Problem, expand
 from rlfix.redact import redact_secrets
 from rlfix.report import Report, SourceStats
 
-#: Lines remembered when lines are fed one at a time, to look back from a failure.
-RECENT_LINES = 2000
 #: Bytes before a failure searched for the stage and the last step.
 LOOKBACK = 1024 * 1024
 #: Evidence points kept for the timeline view (the first ones: the cascade starts early).
@@ -87,7 +86,7 @@ class Triage:
         self._budget.on_repeat = self._repeat
         # The last two blocks scanned (or recent lines fed one by one): what preceded a failure.
         self._blocks: deque[tuple[bytearray | bytes, int]] = deque(maxlen=2)
-        self._recent: deque[bytes] = deque(maxlen=RECENT_LINES)
+        self._recent = RecentLines()
         # Allocated on the first stream, then reused for every input: a thousand small files must
         # not cost a thousand pairs of multi-megabyte blocks.
         self._buffers: tuple[bytearray, bytearray] | None = None
@@ -139,15 +138,13 @@ class Triage:
         self._close_feed()
         self._blocks.clear()
         source = self._name(source)
-        if self._buffers is None:
-            self._buffers = scan_buffers()
         lines, size = self.matcher.scan_stream(
             stream,
             source,
             self._sink,
             budget=self._budget,
             on_block=self._on_block,
-            buffers=self._buffers,
+            buffers=self._scan_buffers(),
             fast=self._read >= NUMPY_AFTER,
         )
         self._read += size
@@ -159,6 +156,21 @@ class Triage:
             tail = b"".join(bytes(block[:end]) for block, end in self._blocks)
             self._steps.ended(source, lambda at, n: tail[at : at + n], len(tail))
 
+    def _scan_buffers(self) -> tuple[bytearray, bytearray]:
+        """This triage's pair of scan blocks, taken from the process's spares (see `close`)."""
+        if self._buffers is None:
+            self._buffers = scan_buffers()
+        return self._buffers
+
+    def close(self) -> None:
+        """Give the scan blocks back for the next triage of this process (feeding more later
+        takes a pair again). A fleet scans thousands of jobs, one Triage each: fresh multi-MB
+        blocks per job left the allocator holding hundreds of MB (about 130 KB a job)."""
+        if self._buffers is not None:
+            self._blocks.clear()
+            release_buffers(self._buffers)
+            self._buffers = None
+
     def _feed_file(self, item: Input, strict: bool) -> None:
         """A regular file: scanned as a stream, looked back into by position (as with `jobs` > 1)."""
         assert item.path is not None
@@ -166,10 +178,13 @@ class Triage:
             with item.path.open("rb") as fh:
                 fh.seek(item.skip)
                 source = self.begin_file(item)
-                if self._buffers is None:
-                    self._buffers = scan_buffers()
                 lines, size = self.matcher.scan_stream(
-                    fh, source, self._sink, budget=self._budget, buffers=self._buffers, fast=self._read >= NUMPY_AFTER
+                    fh,
+                    source,
+                    self._sink,
+                    budget=self._budget,
+                    buffers=self._scan_buffers(),
+                    fast=self._read >= NUMPY_AFTER,
                 )
                 self.end_file(source, lines, size)
         except OSError as exc:

@@ -6,6 +6,7 @@ exactly as it was when these were plain dictionaries.
 
 from __future__ import annotations
 
+import re
 import signal as _signal
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -376,8 +377,11 @@ class ExitStatus:
     def parse(cls, value: int | str) -> ExitStatus:
         """From `137` (a shell's 128 + N), `-9` (Python's -N), `9`... or a signal name: `SIGKILL`, `KILL`."""
         text = str(value).strip()
-        if text.lstrip("-").isdigit():
+        # ASCII digits, one optional minus, a few of them: `²`, `--9` and 5,000 digits are not statuses.
+        if _STATUS_NUMBER.fullmatch(text):
             number = int(text)
+            if number < -64:
+                raise UsageError(f"exit status {text} is out of range (0-255, -N or a signal name)")
             if number < 0:
                 return cls(128 - number, _signal_name(-number, text))
             if number > 255:
@@ -388,7 +392,11 @@ class ExitStatus:
             return cls(128 + int(_signal.Signals[name]), name)
         except KeyError:
             hint = "give a number (137, -9) or a signal name (SIGKILL)"
-            raise UsageError(f"unknown exit status {text!r}: {hint}") from None
+            shown = text if len(text) <= 40 else text[:40] + "…"
+            raise UsageError(f"unknown exit status {shown!r}: {hint}") from None
+
+
+_STATUS_NUMBER = re.compile(r"-?[0-9]{1,6}")
 
 
 def _signal_name(number: int, text: str) -> str | None:

@@ -66,6 +66,18 @@ RETRY_FACTOR = 10
 #: Searches abandoned on their second try, in this process (a line that had one is never taken
 #: as known to match nothing).
 SEARCH_TIMEOUTS = [0]
+#: Abandoned searches after which a pattern is given up for the rest of the process: a pattern
+#: that backtracks on this log would otherwise cost half a second on every candidate line
+#: (hours on a large log). A bundled pattern never gets here (`rlfix kb lint` checks them).
+GIVE_UP_AFTER = 3
+#: Abandoned searches per pattern (keyed by where it is defined), in this process.
+_ABANDONED: dict[str, int] = {}
+
+
+def patterns_given_up() -> list[str]:
+    """Where the patterns given up in this process are defined (`file:line`), for a warning."""
+    return sorted(where for where, count in _ABANDONED.items() if count >= GIVE_UP_AFTER)
+
 
 #: A match of a pattern in a line (`re` for literal patterns, `regex` for the others: same API).
 Match = Union["regex.Match[str]", "re.Match[str]"]
@@ -116,6 +128,9 @@ class LazyRegex:
 class Pattern:
     """One way a signature shows in a line; `anchors` are literals every match contains."""
 
+    #: The project's (or a --kb folder's) own text, not log text: the output gate leaves it alone.
+    __rlfix_unmasked__ = True
+
     source: str
     literal: bool
     anchors: tuple[str, ...]
@@ -130,22 +145,32 @@ class Pattern:
             # match itself comes from stdlib `re`, which needs no timeout for a literal (the
             # `regex` timeout costs more than the search on a line that repeats all run long).
             return _literal_regex(self.source).search(text) if self.source in text else None
+        where = str(self.location) if self.location.line else self.source[:80]
+        if _ABANDONED.get(where, 0) >= GIVE_UP_AFTER:
+            return None
         try:
             return self.compiled.search(text, timeout=timeout)
         except TimeoutError:
             pass
+        except (MemoryError, RecursionError):  # a pattern the compiler cannot build: never again
+            _ABANDONED[where] = GIVE_UP_AFTER
+            return None
         # The timeout is wall-clock time: a process that was only descheduled (other processes,
         # `--jobs`) gets one more, longer try, so the answer does not depend on the machine's load.
         try:
             return self.compiled.search(text, timeout=timeout * RETRY_FACTOR)
         except TimeoutError:
             SEARCH_TIMEOUTS[0] += 1
+            _ABANDONED[where] = _ABANDONED.get(where, 0) + 1
             return None
 
 
 @dataclass(frozen=True)
 class Flag:
     """A setting that fixes, mitigates or helps diagnose a failure in one framework."""
+
+    #: The project's (or a --kb folder's) own text, not log text: the output gate leaves it alone.
+    __rlfix_unmasked__ = True
 
     framework: str
     form: FlagForm
@@ -194,6 +219,9 @@ class Flag:
 class Remediation:
     """Ordered steps plus framework flags."""
 
+    #: The project's (or a --kb folder's) own text, not log text: the output gate leaves it alone.
+    __rlfix_unmasked__ = True
+
     steps: tuple[str, ...] = ()
     flags: tuple[Flag, ...] = ()
 
@@ -201,6 +229,9 @@ class Remediation:
 @dataclass(frozen=True)
 class Examples:
     """Lines a signature must match, and near misses it must not."""
+
+    #: The project's (or a --kb folder's) own text, not log text: the output gate leaves it alone.
+    __rlfix_unmasked__ = True
 
     match: tuple[str, ...] = ()
     no_match: tuple[str, ...] = ()
@@ -214,6 +245,9 @@ LANGUAGES = ("en", "zh")
 class LocalizedFlag:
     """A flag's cost and note in one language (None where the English has none)."""
 
+    #: The project's (or a --kb folder's) own text, not log text: the output gate leaves it alone.
+    __rlfix_unmasked__ = True
+
     cost: str | None = None
     note: str | None = None
 
@@ -221,6 +255,9 @@ class LocalizedFlag:
 @dataclass(frozen=True)
 class Localized:
     """A signature's words for people in one language: title, summary, steps, flag cost and note."""
+
+    #: The project's (or a --kb folder's) own text, not log text: the output gate leaves it alone.
+    __rlfix_unmasked__ = True
 
     title: str
     summary: str
@@ -236,6 +273,9 @@ class Localized:
 @dataclass(frozen=True)
 class Signature:
     """One failure the knowledge base knows: how it looks, what it means, how to fix it."""
+
+    #: The project's (or a --kb folder's) own text, not log text: the output gate leaves it alone.
+    __rlfix_unmasked__ = True
 
     id: str
     title: str

@@ -68,3 +68,20 @@ def process_pool(workers: int, initializer: Callable[..., None], initargs: tuple
     if method == "forkserver":
         context.set_forkserver_preload(_PRELOAD)
     return ProcessPoolExecutor(workers, mp_context=context, initializer=initializer, initargs=initargs)
+
+
+def stop_workers(pool: ProcessPoolExecutor) -> None:
+    """End a pool at once: cancel what has not started and terminate the workers.
+
+    For an interrupted run (Ctrl-C, SIGTERM, an error): `shutdown(wait=True)` would wait for every
+    job in flight, and a job stuck in a slow pattern can take minutes; without wait, the workers
+    outlive the command as orphans.
+    """
+    pool.shutdown(wait=False, cancel_futures=True)
+    terminate = getattr(pool, "terminate_workers", None)  # Python 3.14+
+    if terminate is not None:
+        terminate()
+        return
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        if process.is_alive():
+            process.terminate()

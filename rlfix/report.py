@@ -9,7 +9,7 @@ from typing import Any, Protocol
 
 from rlfix.details import Details, Insights
 from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE, UsageError
-from rlfix.gate import Renderers
+from rlfix.gate import Renderers, masked
 from rlfix.job import JobContext
 from rlfix.model import Evidence, Flag, Kind, Severity, Signature
 from rlfix.version import __version__
@@ -185,7 +185,9 @@ class Report:
         return EXIT_DIAGNOSED if self.failed else EXIT_OK
 
     def to_dict(self) -> dict[str, Any]:
-        """The versioned JSON contract (see docs/json.md)."""
+        """The versioned JSON contract (see docs/json.md), through the output gate (`rlfix.gate`)."""
+        if self.redacted and (gated := masked(self)) is not self:
+            return gated.to_dict()  # the masked copy masks to itself: one level deep
         return {
             "version": JSON_VERSION,
             "tool": {"name": "rlfix", "version": __version__, "engine": self.engine},

@@ -90,8 +90,22 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|@~&])")
 
 
 def md_text(text: object) -> str:
-    """Prose for Markdown: every character Markdown or GitHub gives a meaning is backslash-escaped."""
-    return _MD_SPECIAL.sub(r"\\\1", one_line(str(text)))
+    """Prose for Markdown: every character Markdown or GitHub gives a meaning is backslash-escaped,
+    and GitHub's autolinks are broken (see `break_autolinks`)."""
+    return break_autolinks(_MD_SPECIAL.sub(r"\\\1", one_line(str(text))))
+
+
+#: Where GitHub's autolink extension would start a link in text: `www.`, a scheme's `://`, the `@`
+#: of an address. Backslash escapes do not stop it (`\@` is unescaped before links are found).
+_AUTOLINK_START = re.compile(r"(?i)(?<=ww)(?=w\\?\.)|(?<=[a-z])(?=:/)|(?<!\\)(?=\\?@)")
+#: Zero-width space: invisible, and no autolink runs through it.
+ZERO_WIDTH_SPACE = "\u200b"
+
+
+def break_autolinks(text: str) -> str:
+    """`text` with a zero-width space where a GitHub autolink would start, so a host name, URL or
+    address from a log stays text and never becomes a link."""
+    return _AUTOLINK_START.sub(ZERO_WIDTH_SPACE, text)
 
 
 _PLAIN_URL = re.compile(r"https?://[^\s<>()\[\]`\\|\"']+")

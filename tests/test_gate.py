@@ -171,3 +171,13 @@ def test_h2_dead_worker_last_words_and_exit_detail_are_masked(tmp_path: Path, ru
     assert proc.returncode in (0, 1), proc.stderr
     assert "Learner" in proc.stdout or fmt == "html"  # the dead worker is still reported
     assert not [s for s in H2_SECRETS if s in proc.stdout], fmt
+
+
+@pytest.mark.parametrize("fmt", sorted(RENDERERS))
+def test_the_knowledge_bases_own_remedies_pass_the_gate_unchanged(fmt: str) -> None:
+    # `tokenizer.pad_token=tokenizer.eos_token` looks like a token assignment to the rules; it is
+    # the fix the user needs, written by the project, and must reach every format as written.
+    report = diagnose(Path("fixtures/logs/tokenizer-missing-pad-token--padding-true.log"))
+    shown = report.render(fmt)
+    assert "tokenizer.eos_token" in shown.replace("\\_", "_").replace("&#x27;", "'"), fmt
+    assert "tokenizer.eos_token" in json.dumps(report.to_dict())

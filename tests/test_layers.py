@@ -23,6 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "rlfix.clock",
         "rlfix.process_pool",
         "rlfix.gate",
+        "rlfix.output",
     ),
     ("rlfix.model", "rlfix.templates", "rlfix.details", "rlfix.job"),
     ("rlfix.alerts",),

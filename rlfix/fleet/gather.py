@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Union
 
 from rlfix.errors import UsageError
 from rlfix.fleet.jobs import Job, check_paths, find_jobs, iso, parse_since, parse_stamp
-from rlfix.fleet.model import Fleet, Group, JobSummary
+from rlfix.fleet.model import HEALTHY, Fleet, Group, JobSummary
 from rlfix.fleet.scan import ScanSettings, scan_job
 from rlfix.kb.load import KnowledgeBase
 
@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 Paths = Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]
 #: Jobs queued per worker process: enough to keep every worker busy, few enough to bound memory.
 IN_FLIGHT_PER_WORKER = 4
+#: Why a job is unreadable when the process scanning it died, twice.
+WORKER_DIED = "the worker process scanning this job died (killed, or out of memory); not scanned"
 #: The knowledge base of this worker process, set once by `_init_worker`.
 _WORKER_KB: KnowledgeBase | None = None
 
@@ -74,21 +76,68 @@ def triage(
 def summaries(
     jobs: Iterable[Job], settings: ScanSettings, workers: int, kb: KnowledgeBase | None
 ) -> Iterator[JobSummary]:
-    """Scan each job, in worker processes when `workers` > 1; summaries come out in input order."""
+    """Scan each job, in worker processes when `workers` > 1; summaries come out in input order.
+
+    A worker that dies (killed, out of memory) breaks its pool. The jobs in flight then are
+    scanned again one by one, each in a pool of its own, so the job that kills its worker is
+    named as unreadable and no other job is lost; the rest go on in a fresh pool.
+    """
     if workers <= 1:
         for job in jobs:
             yield scan_job(job, settings, kb)
         return
-    from rlfix.process_pool import process_pool  # only when a pool is started
+    remaining = iter(jobs)
+    while True:
+        stranded: list[Job] = []
+        yield from _pooled(remaining, settings, workers, kb, stranded)
+        if not stranded:
+            return
+        for job in stranded:
+            yield from _pooled(iter([job]), settings, 1, kb, [], alone=True)
 
-    with process_pool(workers, _init_worker, (kb,)) as pool:
-        pending: deque[Future[JobSummary]] = deque()
+
+def _pooled(
+    jobs: Iterator[Job],
+    settings: ScanSettings,
+    workers: int,
+    kb: KnowledgeBase | None,
+    stranded: list[Job],
+    alone: bool = False,
+) -> Iterator[JobSummary]:
+    """Scan jobs in one pool until they run out or the pool breaks (then the jobs in flight go
+    into `stranded`, in order; a job scanned `alone` that breaks its pool is reported instead)."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    from rlfix.process_pool import process_pool, stop_workers  # only when a pool is started
+
+    pool = process_pool(workers, _init_worker, (kb,))
+    pending: deque[tuple[Job, Future[JobSummary]]] = deque()
+    finished = False
+    unsent: Job | None = None  # taken from `jobs`, not yet in `pending` (a broken pool refuses it)
+    try:
         for job in jobs:
-            pending.append(pool.submit(_scan_in_worker, job, settings))
+            unsent = job
+            pending.append((job, pool.submit(_scan_in_worker, job, settings)))
+            unsent = None
             if len(pending) >= workers * IN_FLIGHT_PER_WORKER:
-                yield pending.popleft().result()
+                yield pending[0][1].result()
+                pending.popleft()
         while pending:
-            yield pending.popleft().result()
+            yield pending[0][1].result()
+            pending.popleft()
+        finished = True
+    except BrokenProcessPool:
+        if alone:
+            yield JobSummary(job=pending[0][0].path, cause=HEALTHY, key=HEALTHY, errors=(WORKER_DIED,))
+        else:
+            stranded.extend(job for job, _ in pending)
+            stranded.extend([unsent] if unsent is not None else [])
+    finally:
+        # Interrupted (Ctrl-C, SIGTERM, the reader gone): end the workers now, never orphan them.
+        if finished:
+            pool.shutdown(wait=True)
+        else:
+            stop_workers(pool)
 
 
 def _init_worker(kb: KnowledgeBase | None) -> None:

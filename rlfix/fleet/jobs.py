@@ -22,7 +22,7 @@ from rlfix.errors import InputError, UsageError
 #: Files in a folder of jobs that are notes about the logs, not logs (fixtures/logs keeps its
 #: sources and labels beside the logs): never a job of their own.
 NOT_LOGS = frozenset({".md", ".yaml", ".yml", ".toml", ".py", ".html", ".rst", ".cfg", ".ini"})
-_RELATIVE = re.compile(r"(\d+)\s*([smhdw])")
+_RELATIVE = re.compile(r"([0-9]+)\s*([smhdw])")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
@@ -134,18 +134,32 @@ def parse_stamp(text: str) -> datetime | None:
     return to_datetime(parse(text))
 
 
-def parse_since(text: str, now: datetime | None = None) -> datetime:
-    """`--since`: an ISO date or time (local unless it names a zone), or an age such as 90m, 2h, 3d, 1w."""
+def parse_since(text: str, now: datetime | None = None, option: str = "--since") -> datetime:
+    """`--since`: an ISO date or time (local unless it names a zone), or an age such as 90m, 2h, 3d, 1w.
+
+    `option` names the option in errors (`--until` shares the rule).
+    """
     rel = _RELATIVE.fullmatch(text.strip())
     if rel:
         now = now or datetime.now(timezone.utc)
-        return now - timedelta(**{_UNITS[rel.group(2)]: int(rel.group(1))})
+        digits = rel.group(1).lstrip("0") or "0"
+        try:
+            if len(digits) > 12:  # beyond any calendar; int() of thousands of digits is refused anyway
+                raise OverflowError
+            return now - timedelta(**{_UNITS[rel.group(2)]: int(digits)})
+        except OverflowError:
+            raise UsageError(f"{option} {safe_cut(text)}: that age reaches before year 1") from None
     when = parse_stamp(text)
     if when is None:
         raise UsageError(
-            f"--since {text!r}: give an ISO date or time (2024-05-01, 2024-05-01T12:00) or an age (2h, 3d)"
+            f"{option} {safe_cut(text)!r}: give an ISO date or time (2024-05-01, 2024-05-01T12:00) or an age (2h, 3d)"
         )
     return when
+
+
+def safe_cut(text: str, limit: int = 40) -> str:
+    """An option value as an error quotes it: no more than `limit` characters."""
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def iso(when: datetime) -> str:

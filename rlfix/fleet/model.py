@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE, UsageError
-from rlfix.gate import Renderers
+from rlfix.gate import Renderers, masked
 from rlfix.version import __version__
 
 #: The cause of a job in which nothing failed.
@@ -143,7 +143,9 @@ class Fleet:
         return EXIT_USAGE if self.errors else EXIT_OK
 
     def to_dict(self) -> dict[str, Any]:
-        """The fleet JSON: the groups, then one object per job."""
+        """The fleet JSON: the groups, then one object per job; through the output gate."""
+        if self.redacted and (gated := masked(self)) is not self:
+            return gated.to_dict()  # the masked copy masks to itself: one level deep
         return {
             "version": FLEET_JSON_VERSION,
             "tool": {"name": "rlfix", "version": __version__},

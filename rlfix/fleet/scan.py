@@ -55,7 +55,9 @@ def _scan(job: Job, settings: ScanSettings, kb: KnowledgeBase) -> JobSummary:
         feed_session_logs(triage, resolve_logs_dir(job.path))
     else:
         triage.feed_paths([job.path], strict=False, follow_symlinks=settings.follow_symlinks)
-    return summarize(job.path, triage.report(), newest_mtime(job.path))
+    report = triage.report()
+    triage.close()
+    return summarize(job.path, report, newest_mtime(job.path))
 
 
 def summarize(name: str, report: Report, mtime: float | None) -> JobSummary:

@@ -24,7 +24,7 @@ from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE, UsageError
 from rlfix.fleet.gather import FleetBuilder
 from rlfix.fleet.model import Fleet
 from rlfix.fleet.scan import summarize
-from rlfix.gate import Renderers
+from rlfix.gate import Renderers, masked
 from rlfix.i18n import phrase
 from rlfix.report import Report
 from rlfix.version import __version__
@@ -91,7 +91,10 @@ class JobReports:
         return (*self.sections, self.node) if self.node is not None else self.sections
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON document: the fleet table, each job's report, the node's report."""
+        """The JSON document: the fleet table, each job's report, the node's report; through the
+        output gate (Ray's job messages and exit details are in `info`)."""
+        if (gated := masked(self)) is not self:
+            return gated.to_dict()  # the masked copy masks to itself: one level deep
         return {
             "version": SECTIONS_JSON_VERSION,
             "tool": {"name": "rlfix", "version": __version__},

@@ -164,6 +164,10 @@ def follow(
     try:
         with alert_on_roots(triage, on_alert):
             while True:
+                if stop is not None and stop.is_set():
+                    # Checked before every read: on /dev/zero or a fast writer reads never come
+                    # back empty, and Ctrl-C must still end the run at once.
+                    break
                 chunk = _read(fh)
                 if chunk:
                     feeder.push(chunk)
@@ -173,8 +177,6 @@ def follow(
                 if reopened is not None:
                     fh, last_growth = reopened, time.monotonic()
                     continue
-                if stop is not None and stop.is_set():
-                    break
                 if idle_exit is not None and time.monotonic() - last_growth >= idle_exit and has_fatal_root(triage):
                     break
                 if stop is not None:

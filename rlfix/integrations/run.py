@@ -2,8 +2,9 @@
 
 The command's stdout and stderr go to ours byte for byte, as soon as they arrive (no decoding,
 no buffering on our side). The same bytes are cut into lines and fed to a `Triage`, so memory is
-bounded by the longest line kept (`rlfix.match.MAX_LINE`), not by the output's size. Both streams
-feed one source, in arrival order, like a terminal shows them.
+bounded by the longest line kept (`rlfix.match.MAX_LINE`) and the window of recent lines
+(`rlfix.observe.recent`: 8 MiB), not by the output's size. Both streams feed one source, in
+arrival order, like a terminal shows them.
 
 Exit status: the command's own; `128 + N` when it was killed by signal N (as a shell reports it);
 127 when the command is not found and 126 when it cannot be executed (one line on stderr).
@@ -32,9 +33,11 @@ from rlfix import i18n, safe
 from rlfix.alerts import format_alert
 from rlfix.core import Triage
 from rlfix.errors import RlfixError
+from rlfix.gate import mask_text
 from rlfix.integrations.follow import LineFeeder, alert_on_roots
 from rlfix.kb.load import KnowledgeBase
 from rlfix.model import Evidence
+from rlfix.output import write_report
 
 #: Bytes read from the command per call; small, so output is passed on as soon as it arrives.
 READ_SIZE = 64 * 1024
@@ -90,13 +93,13 @@ def _report(
         text = report.render("text", color=False, lang=i18n.resolve(lang))
         out.write_err(("\n" if not out.at_line_start else "") + text)
     except Exception as exc:  # whatever the job printed, its exit status must get through
-        out.write_err(f"\nrlfix: error: no report: {safe.one_line(repr(exc))}\n")
+        out.write_err(f"\nrlfix: error: no report: {safe.one_line(mask_text(repr(exc)))}\n")
         return
     if report_path is not None:
         try:
-            Path(report_path).write_text(report.to_json() + "\n", encoding="utf-8")
+            write_report(report_path, report.render("json") + "\n")
         except OSError as exc:
-            out.write_err(f"rlfix: error: {safe.one_line(f'{report_path}: {exc.strerror or exc}')}\n")
+            out.write_err(f"rlfix: error: {safe.one_line(mask_text(f'{report_path}: {exc.strerror or exc}'))}\n")
 
 
 class _Guarded:

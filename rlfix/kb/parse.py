@@ -13,6 +13,7 @@ import yaml
 from rlfix.errors import Problem
 from rlfix.kb.anchors import MIN_ANCHOR, capture_groups, derive_anchors
 from rlfix.kb.anchors import parse as parse_regex
+from rlfix.kb.expansion import MAX_EXPANSION, expansion
 from rlfix.kb.marked_yaml import Marked, MarkedList, MarkingLoader, load_yaml, location, reject_aliases, yaml_problem
 from rlfix.kb.versions import valid_range
 from rlfix.model import (
@@ -226,6 +227,15 @@ class Checker:
 
     def compile(self, source: str, ignore_case: bool, mark: Any, path: str, literal: bool = False) -> LazyRegex | None:
         """Check the syntax now (the stdlib parser is quick), compile with `regex` on first use."""
+        copies = 0 if literal else expansion(source)
+        if copies > MAX_EXPANSION:
+            self.problem(
+                mark,
+                path,
+                f"nested counted repeats make {copies:,} copies of one atom (limit {MAX_EXPANSION:,}): "
+                "compiling it would take gigabytes",
+            )
+            return None
         if not literal and parse_regex(source)[0] is None:
             try:  # syntax only the `regex` module knows
                 import regex

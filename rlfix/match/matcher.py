@@ -13,6 +13,7 @@ import io
 import os
 import re
 import stat
+import threading
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -227,10 +228,31 @@ class Budget:
         return self._body
 
 
+#: Pairs of scan blocks given back (`release_buffers`), reused before new ones are made.
+_SPARE_BUFFERS: list[tuple[bytearray, bytearray]] = []
+_SPARE_LOCK = threading.Lock()
+#: Spare pairs kept: one per thread scanning at once is plenty.
+MAX_SPARE_BUFFERS = 4
+
+
 def scan_buffers() -> tuple[bytearray, bytearray]:
-    """The two blocks `Matcher.scan_stream` reads into; make them once and pass them to every scan."""
+    """The two blocks `Matcher.scan_stream` reads into; make them once and pass them to every scan.
+
+    A pair given back by `release_buffers` is reused: its old bytes are never read, since every
+    scan reads into the blocks before it looks at them.
+    """
+    with _SPARE_LOCK:
+        if _SPARE_BUFFERS:
+            return _SPARE_BUFFERS.pop()
     size = BLOCK_SIZE + MAX_LINE + OVERLAP
     return bytearray(size), bytearray(size)
+
+
+def release_buffers(pair: tuple[bytearray, bytearray]) -> None:
+    """Give a pair of scan blocks back for the next scan of this process."""
+    with _SPARE_LOCK:
+        if len(_SPARE_BUFFERS) < MAX_SPARE_BUFFERS:
+            _SPARE_BUFFERS.append(pair)
 
 
 class Matcher:

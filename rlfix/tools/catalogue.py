@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import defaultdict
+from pathlib import Path
 
+from rlfix import safe
 from rlfix.i18n import phrase, word
-from rlfix.kb.load import KnowledgeBase
+from rlfix.kb.load import KnowledgeBase, builtin_dir
 from rlfix.model import Flag, Signature
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -38,10 +41,39 @@ def render_catalogue(kb: KnowledgeBase, lang: str = "en") -> str:
     out = [HEADER_ZH if lang == "zh" else HEADER, heads, "|---|---|---|---|"]
     for s in sigs:
         kind, severity = word(s.kind.value, lang), word(s.severity.value, lang)
-        out.append(f"| [`{s.id}`](#{s.id}) | {kind} | {severity} | {s.localized(lang).title} |")
+        title = s.localized(lang).title if _bundled(s) else safe.md_text(s.localized(lang).title)
+        out.append(f"| [`{s.id}`](#{s.id}) | {kind} | {severity} | {title} |")
     for sig in sigs:
-        out += _entry(sig, lang)
+        out += _entry(sig, lang) if _bundled(sig) else _entry(_inert(sig), lang)
     return "\n".join(out) + "\n"
+
+
+def _bundled(sig: Signature) -> bool:
+    """The project's own signatures are trusted Markdown; those of `--kb` folders are not."""
+    try:
+        return Path(sig.location.file).resolve().is_relative_to(builtin_dir().resolve())
+    except (OSError, ValueError):
+        return False
+
+
+def _inert(sig: Signature) -> Signature:
+    """A `--kb` signature with its prose escaped: no markup, link or raw HTML of its text survives."""
+    text = safe.md_text
+    flags = tuple(
+        dataclasses.replace(f, purpose=text(f.purpose), cost=f.cost and text(f.cost), note=f.note and text(f.note))
+        for f in sig.remediation.flags
+    )
+    zh = sig.zh and dataclasses.replace(
+        sig.zh, title=text(sig.zh.title), summary=text(sig.zh.summary), steps=tuple(map(text, sig.zh.steps))
+    )
+    return dataclasses.replace(
+        sig,
+        title=text(sig.title),
+        summary=text(sig.summary),
+        remediation=dataclasses.replace(sig.remediation, steps=tuple(map(text, sig.remediation.steps)), flags=flags),
+        zh=zh,
+        references=tuple(r for r in sig.references if safe.md_link(r).startswith("<")),
+    )
 
 
 def _entry(sig: Signature, lang: str) -> list[str]:
@@ -64,10 +96,11 @@ def _entry(sig: Signature, lang: str) -> list[str]:
         out += ["", phrase("**Flags by framework**", lang), ""]
         for framework, flags in by_framework.items():
             out.append(f"- {framework}: " + "; ".join(_flag(sig, f, lang) for f in flags))
-    out += ["", phrase("**Looks like**", lang), "", "```text"]
     # Escape codes (Ray's colours) are shown, not interpreted, so the page reads the same anywhere.
-    out += [_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", line) for line in sig.examples.match[:3]]
-    out += ["```"]
+    shown = [_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", line) for line in sig.examples.match[:3]]
+    # A fence longer than any run of backticks in the examples: none of them can close it.
+    fence = "`" * max([3, *(len(run) + 1 for line in shown for run in re.findall("`+", line))])
+    out += ["", phrase("**Looks like**", lang), "", f"{fence}text", *shown, fence]
     if sig.references:
-        out += ["", phrase("**References:** ", lang) + ", ".join(f"<{r}>" for r in sig.references)]
+        out += ["", phrase("**References:** ", lang) + ", ".join(safe.md_link(r) for r in sig.references)]
     return out
