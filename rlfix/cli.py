@@ -319,9 +319,9 @@ def _follow(
 TRIAGE_EXIT_HELP = """\b
 Exit status:
   0  no job failed, and every job could be read
-  1  some job failed
-  2  usage error, a path that does not exist, or (no job failed and) some job
-     could not be read at all"""
+  1  some job failed (and every job could be read)
+  2  usage error, a path that does not exist, or some job could not be read at
+     all (the table still shows the others)"""
 
 
 @cli.command("triage", epilog=TRIAGE_EXIT_HELP)

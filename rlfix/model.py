@@ -70,6 +70,9 @@ SEARCH_TIMEOUTS = [0]
 #: that backtracks on this log would otherwise cost half a second on every candidate line
 #: (hours on a large log). A bundled pattern never gets here (`rlfix kb lint` checks them).
 GIVE_UP_AFTER = 3
+#: Abandoned searches in this process, all patterns together, after which a search that runs out
+#: of time once is abandoned without its longer second try: many slow patterns share one budget.
+SHARED_BUDGET = 12
 #: Abandoned searches per pattern (keyed by where it is defined), in this process.
 _ABANDONED: dict[str, int] = {}
 
@@ -151,7 +154,10 @@ class Pattern:
         try:
             return self.compiled.search(text, timeout=timeout)
         except TimeoutError:
-            pass
+            if SEARCH_TIMEOUTS[0] >= SHARED_BUDGET:
+                SEARCH_TIMEOUTS[0] += 1
+                _ABANDONED[where] = _ABANDONED.get(where, 0) + 1
+                return None
         except (MemoryError, RecursionError):  # a pattern the compiler cannot build: never again
             _ABANDONED[where] = GIVE_UP_AFTER
             return None

@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 import yaml
 
-from rlfix import cli, core, safe
+from rlfix import cli, core, model, safe
+from rlfix.errors import Location
 from rlfix.fleet import gather
 from rlfix.fleet.jobs import Job
 from rlfix.fleet.model import JobSummary
@@ -156,9 +157,12 @@ def test_m10a_triage_exits_2_when_a_job_cannot_be_read(tmp_path: Path, run_cli: 
     result = run_cli(["triage", "a.log", "/proc/self/mem", "-j", "1"])
     assert result.returncode == 2, result.stdout
     assert "/proc/self/mem" in result.stderr
-    # A failed job still says so first: the failure matters more than an unreadable neighbour.
+    # As `rlfix diagnose` does: an unreadable input is exit 2 whatever else was found, and the
+    # table still shows the job that failed.
     (tmp_path / "b.log").write_text(CUDA + "\n")
-    assert run_cli(["triage", "b.log", "/proc/self/mem", "-j", "1"]).returncode == 1
+    both = run_cli(["triage", "b.log", "/proc/self/mem", "-j", "1"])
+    assert both.returncode == 2
+    assert CUDA_ID in both.stdout
 
 
 @pytest.mark.parametrize("damage", ["trailing-garbage", "bad-crc"])
@@ -554,3 +558,28 @@ def test_l5_jobs_of_a_fleet_reuse_one_pair_of_scan_blocks(tmp_path: Path, monkey
     fleet = gather.triage(tmp_path, jobs=1)
     assert len(fleet.jobs) == 30 and fleet.failed == 10
     assert len(set(made)) <= 2, "each job allocated its own multi-MB scan blocks"
+
+
+def test_m16_slow_patterns_share_one_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[float | None] = []
+
+    class Slow:
+        def search(self, text: str, timeout: float | None = None) -> None:
+            calls.append(timeout)
+            raise TimeoutError
+
+    pattern = model.Pattern("x(a+)+y", False, ("x",), False, Slow(), Location("kb.yaml", 7, 3))  # type: ignore[arg-type]
+    monkeypatch.setattr(model, "SEARCH_TIMEOUTS", [0])
+    monkeypatch.setattr(model, "_ABANDONED", {})
+    assert pattern.search("xaaaa", 0.05) is None
+    assert calls == [0.05, 0.05 * model.RETRY_FACTOR]  # within the budget: a second, longer try
+    calls.clear()
+    model.SEARCH_TIMEOUTS[0] = model.SHARED_BUDGET  # other patterns spent the budget
+    model._ABANDONED.clear()
+    assert pattern.search("xaaaa", 0.05) is None
+    assert calls == [0.05]  # no second try
+    for _ in range(model.GIVE_UP_AFTER):
+        pattern.search("xaaaa", 0.05)
+    calls.clear()
+    assert pattern.search("xaaaa", 0.05) is None and calls == []  # given up
+    assert model.patterns_given_up() == ["kb.yaml:7:3"]

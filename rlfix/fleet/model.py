@@ -136,11 +136,12 @@ class Fleet:
 
     @property
     def exit_code(self) -> int:
-        """1 when some job failed; else 2 when some job could not be read at all (as `rlfix
-        diagnose` exits for an unreadable input); else 0. Usage errors raise before a Fleet exists."""
-        if self.failed:
-            return EXIT_DIAGNOSED
-        return EXIT_USAGE if self.errors else EXIT_OK
+        """2 when some job could not be read at all (as `rlfix diagnose` exits for an unreadable
+        input, whatever else it found); else 1 when some job failed; else 0. Usage errors raise
+        before a Fleet exists."""
+        if self.errors:
+            return EXIT_USAGE
+        return EXIT_DIAGNOSED if self.failed else EXIT_OK
 
     def to_dict(self) -> dict[str, Any]:
         """The fleet JSON: the groups, then one object per job; through the output gate."""
