@@ -80,6 +80,27 @@ lang_option = click.option(
     help="Language of the report: en or zh (default: RLFIX_LANG, then the locale, e.g. LANG=zh_CN.UTF-8).",
 )
 
+notify_option = click.option(
+    "--notify",
+    metavar="URL",
+    envvar="RLFIX_NOTIFY",
+    default=None,
+    help="On a failure, send a short masked message to this Apprise URL (slack://, msteams://, json://...).",
+)
+
+
+def _notify(report: Report, url: str | None, lang: str, job: str | None = None) -> None:
+    """Send the failure message (if the report failed and a URL is set); a failure to send is a
+    warning: the diagnosis and its exit status stand."""
+    from rlfix.integrations.notify import notify
+
+    try:
+        notify(report, url, job=job, lang=lang)
+    except RlfixError as exc:
+        message = safe.one_line(mask_text(str(exc)))
+        click.echo(i18n.phrase("rlfix: warning: notification not sent: {why}", lang, why=message), err=True)
+
+
 kb_option = click.option(
     "--kb",
     "kb_dirs",
@@ -202,6 +223,7 @@ def cli() -> None:
 @click.option(
     "--stats", is_flag=True, help="Also print, on stderr, one JSON line of scan statistics (lines, candidates, time)."
 )
+@notify_option
 @kb_option
 def diagnose(
     paths: tuple[str, ...],
@@ -215,6 +237,7 @@ def diagnose(
     exit_status: str | None,
     jobs: int | None,
     stats: bool,
+    notify: str | None,
     kb_dirs: tuple[str, ...],
 ) -> None:
     """Diagnose log files, directories (recursively), .gz files, or stdin (no PATH, or -).
@@ -247,6 +270,7 @@ def diagnose(
     _warn_given_up(view.options.lang)
     if stats:
         _print_stats(report, time.perf_counter() - started)
+    _notify(report, notify, view.options.lang)
     _emit(report, view)
 
 
@@ -510,10 +534,16 @@ def kb_export_patterns(dialect: str, kb_dirs: tuple[str, ...]) -> None:
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), help="Also write the report as JSON here.")
 @click.option("--no-redact", is_flag=True, help="Quote evidence without masking tokens and passwords.")
+@notify_option
 @kb_option
 @lang_option
 def run(
-    command: tuple[str, ...], report_path: str | None, no_redact: bool, kb_dirs: tuple[str, ...], lang: str | None
+    command: tuple[str, ...],
+    report_path: str | None,
+    no_redact: bool,
+    notify: str | None,
+    kb_dirs: tuple[str, ...],
+    lang: str | None,
 ) -> None:
     """Run a training command, pass its output through, and diagnose it if it fails.
 
@@ -523,7 +553,9 @@ def run(
     """
     from rlfix.integrations.run import run_command
 
-    status = run_command(list(command), kb=_kb(kb_dirs), report_path=report_path, redact=not no_redact, lang=lang)
+    status = run_command(
+        list(command), kb=_kb(kb_dirs), report_path=report_path, redact=not no_redact, lang=lang, notify=notify
+    )
     sys.exit(status)
 
 
@@ -548,6 +580,7 @@ timeout_option = click.option(
 @click.option("--follow", is_flag=True, help="Follow a running job; alert on the first root cause, report at the end.")
 @click.option("--last-failed", is_flag=True, help="Diagnose the latest failed job (no JOB_ID needed).")
 @timeout_option
+@notify_option
 @view_options
 @kb_option
 def ray_job(
@@ -556,6 +589,7 @@ def ray_job(
     follow: bool,
     last_failed: bool,
     timeout: float,
+    notify: str | None,
     view: View,
     kb_dirs: tuple[str, ...],
 ) -> None:
@@ -571,6 +605,7 @@ def ray_job(
         report = watch_job(job_id, address=address, kb=kb_obj, on_alert=_alert, connect_timeout=timeout)
     else:
         report = diagnose_job(job_id, address=address, kb=kb_obj, connect_timeout=timeout)
+    _notify(report, notify, view.options.lang, job=job_id)
     _emit(report, view)
 
 

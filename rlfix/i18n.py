@@ -401,6 +401,11 @@ ZH: dict[str, str] = {
     "rlfix: unreadable: {what}": "rlfix：无法读取：{what}",
     "Skipped": "已跳过",
     "rlfix: skipped: {what}": "rlfix：已跳过：{what}",
+    "rlfix: {job} failed ({how})": "rlfix：{job} 失败（{how}）",
+    "no known failure recognised": "未识别出已知故障",
+    "rlfix: {job} failed: {cause}": "rlfix：{job} 失败：{cause}",
+    "fix: {fix}": "修复：{fix}",
+    "rlfix: warning: notification not sent: {why}": "rlfix：警告：通知未发送：{why}",
     "Click a column header to sort.": "点击表头排序。",
     # CLI
     "rlfix: error: {message}": "rlfix：错误：{message}",

@@ -38,6 +38,7 @@ from rlfix.integrations.follow import LineFeeder, alert_on_roots
 from rlfix.kb.load import KnowledgeBase
 from rlfix.model import Evidence
 from rlfix.output import write_report
+from rlfix.report import Report
 
 #: Bytes read from the command per call; small, so output is passed on as soon as it arrives.
 READ_SIZE = 64 * 1024
@@ -64,13 +65,16 @@ def run_command(
     redact: bool = True,
     engine: str = "auto",
     lang: str | None = None,
+    notify: str | None = None,
 ) -> int:
     """Run `argv`, pass its output through, and return its exit status (`lang`: the report's language,
     by default RLFIX_LANG or the locale).
 
     Prints an alert on stderr the moment a root cause first appears. When the command fails
     (non-zero status), prints the report to stderr and, if `report_path` is given, writes it
-    there as JSON. Raises `CommandNotFound` / `CommandNotExecutable` when it cannot start.
+    there as JSON, and sends it to `notify` (an Apprise URL; default RLFIX_NOTIFY, see
+    `rlfix.integrations.notify`) as a short message. Raises `CommandNotFound` /
+    `CommandNotExecutable` when it cannot start.
     """
     if not argv:
         raise CommandNotFound("no command given; usage: rlfix run -- CMD ARGS...")
@@ -80,26 +84,51 @@ def run_command(
         status = _run(list(argv), triage, out)
     if status != 0:
         triage.set_exit_status(status)
-        _report(triage, out, report_path, lang)
+        report = _report(triage, out, report_path, lang)
+        if report is not None:
+            _send(report, notify, out, job_name(argv), lang)
     return status
+
+
+def job_name(argv: Sequence[str]) -> str:
+    """How a message names the command: `python train.py`, `torchrun -m verl.trainer`, `python -c`."""
+    words = [os.path.basename(argv[0])]
+    if len(argv) > 1:
+        nxt = argv[1]
+        words.append(os.path.basename(nxt) if not nxt.startswith("-") else nxt)
+        if nxt == "-m" and len(argv) > 2:
+            words.append(argv[2])
+    return " ".join(words)[:80]
+
+
+def _send(report: Report, url: str | None, out: _Passthrough, job: str, lang: str | None) -> None:
+    """The failure message to `url`; a failure to send is one line, the command's status stands."""
+    from rlfix.integrations.notify import notify
+
+    try:
+        notify(report, url, job=job, lang=i18n.resolve(lang))
+    except RlfixError as exc:
+        out.write_err(f"rlfix: warning: notification not sent: {safe.one_line(mask_text(str(exc)))}\n")
 
 
 def _report(
     triage: Triage, out: _Passthrough, report_path: str | os.PathLike[str] | None, lang: str | None = None
-) -> None:
-    """Print (and save) the report; a failure here is one line, and the command's status still wins."""
+) -> Report | None:
+    """Print (and save) the report and return it; a failure here is one line (and None), and the
+    command's status still wins."""
     try:
         report = triage.report()
         text = report.render("text", color=False, lang=i18n.resolve(lang))
         out.write_err(("\n" if not out.at_line_start else "") + text)
     except Exception as exc:  # whatever the job printed, its exit status must get through
         out.write_err(f"\nrlfix: error: no report: {safe.one_line(mask_text(repr(exc)))}\n")
-        return
+        return None
     if report_path is not None:
         try:
             write_report(report_path, report.render("json") + "\n")
         except OSError as exc:
             out.write_err(f"rlfix: error: {safe.one_line(mask_text(f'{report_path}: {exc.strerror or exc}'))}\n")
+    return report
 
 
 class _Guarded:

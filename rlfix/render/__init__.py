@@ -11,6 +11,7 @@ from typing import Any
 
 from rlfix.render.html import render_html
 from rlfix.render.markdown import render_markdown
+from rlfix.render.message import render_message
 from rlfix.render.text import DEFAULT_TOP, color_wanted, render_text
 from rlfix.report import RENDERERS, Report
 
@@ -59,6 +60,8 @@ RENDERERS.update(
         "markdown": render_markdown,
         "md": render_markdown,
         "html": render_html,
+        # A short plain-text message for chat (`--notify`): not a `-f` choice.
+        "message": render_message,
     }
 )
 
