@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from rlfix.clock import Moment
+from rlfix.conclude.actions import with_decision
 from rlfix.conclude.annotate import with_exception, with_quantities
 from rlfix.conclude.collectives import with_hang
 from rlfix.conclude.exceptions import with_exception_class
@@ -129,7 +130,7 @@ def _explain(diag: Diagnosis, observed: Observations, kb: KnowledgeBase, context
         if "check" in diag.values:
             reasons.append(f"to confirm: {diag.values['check']}")
         diag = replace(diag, confidence=min(diag.confidence, 0.5), reasons=(*reasons, *diag.reasons))
-    return with_hang(diag, observed.collectives, context.world_size)
+    return with_decision(with_hang(diag, observed.collectives, context.world_size))
 
 
 def without_baseline(tallies: Mapping[str, Tally], baseline: Report | None) -> tuple[Mapping[str, Tally], list[str]]:

@@ -17,6 +17,8 @@ from rlfix.kb.marked_yaml import Marked, MarkedList, MarkingLoader, load_yaml, l
 from rlfix.kb.versions import valid_range
 from rlfix.model import (
     FRAMEWORKS,
+    Action,
+    Decision,
     Examples,
     Flag,
     FlagForm,
@@ -24,6 +26,7 @@ from rlfix.model import (
     LazyRegex,
     Localized,
     LocalizedFlag,
+    Owner,
     Pattern,
     Remediation,
     Severity,
@@ -37,6 +40,9 @@ _SIGNATURE_KEYS = {
     "kind",
     "severity",
     "confidence",
+    "action",
+    "owner",
+    "reason",
     "summary",
     "patterns",
     "extract",
@@ -49,7 +55,7 @@ _SIGNATURE_KEYS = {
     "examples",
     "zh",
 }
-_LOCALIZED_KEYS = {"title", "summary", "steps", "flags"}
+_LOCALIZED_KEYS = {"title", "summary", "steps", "reason", "flags"}
 _FLAG_FORMS = tuple(f.value for f in FlagForm)
 _FLAG_KEYS = {"framework", "versions", "purpose", "cost", "note", *_FLAG_FORMS}
 _PURPOSES = ("fix", "mitigate", "diagnose", "workaround")
@@ -130,6 +136,7 @@ class Checker:
         summary = self.text(node, "summary", path)
         kind = Kind(kind_name) if kind_name else Kind.ROOT
         confidence = self.confidence(node, path, kind)
+        decision = self.decision(node, path)
         patterns = self.patterns(node, path)
         extract = self.extract(node, path)
         fallback = self.boolean(node, "fallback", path)
@@ -138,7 +145,7 @@ class Checker:
         examples = self.examples(node, path)
         references = self.references(node, path)
         zh = self.localized(node, path)
-        if len(self.problems) > before:
+        if len(self.problems) > before or decision is None:
             return None
         return Signature(
             id=sig_id,
@@ -148,6 +155,7 @@ class Checker:
             summary=" ".join(summary.split()),
             patterns=patterns,
             confidence=confidence,
+            decision=decision,
             extract=extract,
             explains=self.str_list(node, "explains", path),
             supersedes=self.str_list(node, "supersedes", path),
@@ -159,6 +167,24 @@ class Checker:
             location=location(self.file, getattr(node, "mark", None)),
             zh=zh,
         )
+
+    def decision(self, node: Mapping[str, Any], path: str) -> Decision | None:
+        """`action`, `owner` and `reason`: all three required, no default (a retry must be a decision)."""
+        found = []
+        for key, enum in (("action", Action), ("owner", Owner)):
+            options = [member.value for member in enum]
+            if key not in node:
+                self.problem(getattr(node, "mark", None), f"{path}.{key}", f"is required: one of {', '.join(options)}")
+                found.append(None)
+            else:
+                found.append(self.choice(node, key, path, options))
+        reason = self.text(node, "reason", path)
+        if "\n" in reason:
+            self.problem(self.mark_of(node, "reason"), f"{path}.reason", "must be one line")
+        action, owner = found
+        if action is None or owner is None or not reason or "\n" in reason:
+            return None
+        return Decision(Action(action), Owner(owner), reason)
 
     def references(self, node: Mapping[str, Any], path: str) -> tuple[str, ...]:
         """Where the signature's knowledge comes from: at least one source."""
@@ -183,6 +209,7 @@ class Checker:
             title=self.text(zh, "title", zpath),
             summary=" ".join(self.text(zh, "summary", zpath).split()),
             steps=self.str_list(zh, "steps", zpath),
+            reason=self.text(zh, "reason", zpath, required=False) or None,
             flags=self.localized_flags(zh, zpath),
         )
 
