@@ -25,7 +25,7 @@ from rlfix.alerts import DEFAULT_IDLE_EXIT, format_alert
 from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE, KnowledgeError, RlfixError, UsageError
 from rlfix.gate import mask_text
 from rlfix.kb.load import KnowledgeBase, load_knowledge
-from rlfix.model import Evidence
+from rlfix.model import Action, Evidence
 from rlfix.process_pool import prefer as prefer_start_method
 from rlfix.render import DEFAULT_TOP, FORMATS, RenderOptions, color_wanted, render
 from rlfix.report import Report
@@ -316,6 +316,13 @@ Exit status:
 @click.option("--no-redact", is_flag=True, help="Quote evidence without masking tokens and passwords.")
 @click.option("--engine", type=click.Choice(["auto", "hyperscan", "python"]), default="auto", show_default=True)
 @click.option("--follow-symlinks", is_flag=True, help="In job folders, also read links that lead out of them.")
+@click.option(
+    "--action",
+    "actions",
+    multiple=True,
+    type=click.Choice([a.value for a in Action]),
+    help="Only jobs whose top cause calls for ACTION (repeatable). With cordon-node alone: the nodes to take out.",
+)
 @kb_option
 @lang_option
 def triage_cmd(
@@ -329,6 +336,7 @@ def triage_cmd(
     no_redact: bool,
     engine: str,
     follow_symlinks: bool,
+    actions: tuple[str, ...],
     kb_dirs: tuple[str, ...],
     lang: str | None,
 ) -> None:
@@ -349,6 +357,7 @@ def triage_cmd(
         follow_symlinks=follow_symlinks,
         ray=use_ray,
         address=address,
+        actions=tuple(dict.fromkeys(actions)),
     )
     language = i18n.resolve(lang)
     _write(fleet.render(fmt, lang=language), output)

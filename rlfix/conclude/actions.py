@@ -11,17 +11,16 @@ Two cases decide differently from the signature's `action:`:
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 from rlfix.conclude.tail import INFERRED
-from rlfix.model import INVESTIGATE, Action, Decision, Owner
+from rlfix.model import INVESTIGATE, Action, Decision, Owner, bounded_int
 from rlfix.report import Diagnosis
 
 #: The signature whose action each Xid decides.
 HARDWARE_FAULT = "gpu-hardware-fault"
-#: `NVRM: Xid (PCI:0000:3b:00): 79, ...`: the PCI bus id and the Xid number.
-XID_LINE = re.compile(r"\bXid \((?:PCI:)?(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}[.0-9]*)\):\s*(?P<xid>\d{1,4})\b")
+#: The value the signature's `extract:` reads from an Xid line (`NVRM: Xid (PCI:0000:3b:00): 79, ...`).
+XID = "xid"
 
 #: NVIDIA's Xid catalogue, resolution bucket (immediate action), for the Xids training jobs meet
 #: (https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html; the same buckets as NVIDIA's
@@ -88,11 +87,13 @@ def xid_decision(xid: int) -> Decision:
 
 
 def xids(diag: Diagnosis) -> tuple[int, ...]:
-    """The Xid numbers in a finding's evidence, in order, each once."""
+    """The Xid numbers in a finding's evidence, in order, each once (the tally keeps a sample per
+    number: `rlfix.observe.tally.DISTINCT_VALUES`)."""
     found: dict[int, None] = {}
     for e in diag.evidence:
-        for match in XID_LINE.finditer(e.text):
-            found.setdefault(int(match["xid"]), None)
+        number = bounded_int(e.values.get(XID))
+        if number is not None:
+            found.setdefault(number, None)
     return tuple(found)
 
 

@@ -122,14 +122,7 @@ class Checker:
             self.problem(getattr(node, "mark", None), path, "must be a mapping")
             return None
         before = len(self.problems)
-        sig_id = self.text(node, "id", path)
-        if sig_id:
-            path = sig_id
-            if not _ID.match(sig_id):
-                self.problem(self.mark_of(node, "id"), f"{path}.id", "must be kebab-case (a-z, 0-9, -)")
-        for key in node:
-            if key not in _SIGNATURE_KEYS:
-                self.problem(self.mark_of(node, key), f"{path}.{key}", "unknown field")
+        sig_id, path = self.identity(node, path)
         title = self.text(node, "title", path)
         kind_name = self.choice(node, "kind", path, [k.value for k in Kind])
         severity_name = self.choice(node, "severity", path, [s.value for s in Severity])
@@ -168,9 +161,21 @@ class Checker:
             zh=zh,
         )
 
+    def identity(self, node: Mapping[str, Any], path: str) -> tuple[str, str]:
+        """The signature's id and the path its problems are named by; unknown fields reported."""
+        sig_id = self.text(node, "id", path)
+        if sig_id:
+            path = sig_id
+            if not _ID.match(sig_id):
+                self.problem(self.mark_of(node, "id"), f"{path}.id", "must be kebab-case (a-z, 0-9, -)")
+        for key in node:
+            if key not in _SIGNATURE_KEYS:
+                self.problem(self.mark_of(node, key), f"{path}.{key}", "unknown field")
+        return sig_id, path
+
     def decision(self, node: Mapping[str, Any], path: str) -> Decision | None:
         """`action`, `owner` and `reason`: all three required, no default (a retry must be a decision)."""
-        found = []
+        found: list[str | None] = []
         for key, enum in (("action", Action), ("owner", Owner)):
             options = [member.value for member in enum]
             if key not in node:

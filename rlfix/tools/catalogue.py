@@ -34,11 +34,16 @@ def _flag(sig: Signature, f: Flag, lang: str = "en") -> str:
 def render_catalogue(kb: KnowledgeBase, lang: str = "en") -> str:
     """Markdown: what each failure means, why it happens, how to fix it, flags by framework, sources."""
     sigs = sorted(kb, key=lambda s: (s.kind.value, s.id))
-    heads = "| id | 类型 | 严重程度 | 标题 |" if lang == "zh" else "| id | kind | severity | title |"
-    out = [HEADER_ZH if lang == "zh" else HEADER, heads, "|---|---|---|---|"]
+    heads = (
+        "| id | 类型 | 严重程度 | 处理 | 负责方 | 标题 |"
+        if lang == "zh"
+        else "| id | kind | severity | action | owner | title |"
+    )
+    out = [HEADER_ZH if lang == "zh" else HEADER, heads, "|---|---|---|---|---|---|"]
     for s in sigs:
         kind, severity = word(s.kind.value, lang), word(s.severity.value, lang)
-        out.append(f"| [`{s.id}`](#{s.id}) | {kind} | {severity} | {s.localized(lang).title} |")
+        action, owner = f"`{s.decision.action.value}`", word(s.decision.owner.value, lang)
+        out.append(f"| [`{s.id}`](#{s.id}) | {kind} | {severity} | {action} | {owner} | {s.localized(lang).title} |")
     for sig in sigs:
         out += _entry(sig, lang)
     return "\n".join(out) + "\n"
@@ -50,6 +55,19 @@ def _entry(sig: Signature, lang: str) -> list[str]:
     kind, severity = word(sig.kind.value, lang), word(sig.severity.value, lang)
     sep = "，" if lang == "zh" else ", "
     out = ["", f"## {sig.id}", "", f"**{words.title}** ({kind}{sep}{severity})", "", words.summary]
+    action = word(sig.decision.action.value, lang)
+    owner = word(sig.decision.owner.value, lang)
+    out += [
+        "",
+        phrase("**Action:** ", lang)
+        + phrase(
+            "{action} (owner: {owner}): {reason}",
+            lang,
+            action=action,
+            owner=owner,
+            reason=words.reason or sig.decision.reason,
+        ),
+    ]
     if sig.explains:
         out += ["", phrase("Explains: ", lang) + ", ".join(f"[`{e}`](#{e})" for e in sig.explains)]
     if sig.supersedes:
