@@ -296,6 +296,51 @@ def _follow(
         return follow_file(paths[0], triage, on_alert=_alert, idle_exit=idle_exit, stop=stop)
 
 
+EXCERPT_EXIT_HELP = """\b
+Exit status:
+  0  no failure recognised
+  1  a failure was diagnosed
+  2  usage error, or a LOG that cannot be read"""
+
+
+@cli.command("excerpt", epilog=EXCERPT_EXIT_HELP)
+@click.argument("paths", nargs=-1, required=True, metavar="LOG...")
+@click.option("--max-lines", type=int, default=60, show_default=True, help="At most this many lines (15 or more).")
+@click.option(
+    "--max-chars", type=int, default=8000, show_default=True, help="At most this many characters (1000 or more)."
+)
+@click.option("--context", type=int, default=3, show_default=True, help="Lines shown around each evidence line.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the excerpt to a file.")
+@click.option("--engine", type=click.Choice(["auto", "hyperscan", "python"]), default="auto", show_default=True)
+@kb_option
+@lang_option
+def excerpt_cmd(
+    paths: tuple[str, ...],
+    max_lines: int,
+    max_chars: int,
+    context: int,
+    output: str | None,
+    engine: str,
+    kb_dirs: tuple[str, ...],
+    lang: str | None,
+) -> None:
+    """Print only the lines of a log that matter, as Markdown for an issue or an LLM prompt.
+
+    Each root cause's evidence line with the lines around it and the traceback that ended there,
+    the job's frameworks, versions and flags, and where it first failed; secrets masked.
+    """
+    from rlfix.api import check_excerpt_bounds, with_windows
+    from rlfix.api import diagnose as diagnose_source
+
+    check_excerpt_bounds(max_lines, max_chars, context)
+    report = diagnose_source([Path(p) for p in paths], kb=_kb(kb_dirs), engine=engine)
+    text = with_windows(report, context).render(
+        "excerpt", max_lines=max_lines, max_chars=max_chars, lang=i18n.resolve(lang)
+    )
+    _write(text, output)
+    sys.exit(report.exit_code)
+
+
 TRIAGE_EXIT_HELP = """\b
 Exit status:
   0  no job failed

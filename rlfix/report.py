@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from rlfix.details import Details, Insights
+from rlfix.details import Details, Insights, Window
 from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE, UsageError
 from rlfix.gate import Renderers
 from rlfix.job import JobContext
@@ -167,6 +167,8 @@ class Report:
     timeline: tuple[tuple[str, Evidence], ...] = ()
     #: Whether what leaves rlfix is masked (False only for `--no-redact` / `redact=False`).
     redacted: bool = True
+    #: Lines around the roots' evidence, read again from their files (`rlfix.excerpt`); empty otherwise.
+    windows: tuple[Window, ...] = ()
 
     @property
     def top(self) -> Diagnosis | None:

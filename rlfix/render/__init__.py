@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from rlfix.render.excerpt import render_excerpt
 from rlfix.render.html import render_html
 from rlfix.render.markdown import render_markdown
 from rlfix.render.text import DEFAULT_TOP, color_wanted, render_text
@@ -59,6 +60,8 @@ RENDERERS.update(
         "markdown": render_markdown,
         "md": render_markdown,
         "html": render_html,
+        # `rlfix excerpt`: the lines that matter for an issue or a prompt (see rlfix.api.excerpt).
+        "excerpt": render_excerpt,
     }
 )
 
