@@ -684,9 +684,22 @@ def _alert(evidence: Evidence, sig_id: str) -> None:
 def _emit(report: Report, view: View) -> None:
     """Print (or write) the report as asked, list input problems, and exit with the report's status."""
     _write(render(report, view.fmt, view.options), view.output)
+    if view.fmt == "github":
+        _step_summary(report, view.options.lang)
     for err in report.errors:
         _fail(err, view.options.lang)
     sys.exit(report.exit_code)
+
+
+def _step_summary(report: Report, lang: str) -> None:
+    """`--format github`: the Markdown summary into `$GITHUB_STEP_SUMMARY` when set (a warning if it cannot be)."""
+    from rlfix.integrations.github import write_step_summary
+
+    try:
+        write_step_summary(report, lang)
+    except OSError as exc:
+        message = f"cannot write the step summary: {exc.strerror or exc}"
+        click.echo(i18n.phrase("rlfix: warning: {message}", lang, message=safe.one_line(mask_text(message))), err=True)
 
 
 def _emit_jobs(reports: JobReports, view: View) -> None:

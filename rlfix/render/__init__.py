@@ -10,12 +10,14 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from rlfix.render.excerpt import render_excerpt
+from rlfix.render.github import render_github
 from rlfix.render.html import render_html
 from rlfix.render.markdown import render_markdown
+from rlfix.render.sarif import render_sarif
 from rlfix.render.text import DEFAULT_TOP, color_wanted, render_text
 from rlfix.report import RENDERERS, Report
 
-__all__ = ["DEFAULT_TOP", "FORMATS", "RENDERERS", "RenderOptions", "color_wanted", "render"]
+__all__ = ["DEFAULT_TOP", "FORMATS", "MACHINE_FORMATS", "RENDERERS", "RenderOptions", "color_wanted", "render"]
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,7 @@ class RenderOptions:
             options.pop("color")
         if fmt != "html":
             options.pop("compact")
-        if fmt == "json":
+        if fmt in MACHINE_FORMATS:
             options.pop("lang")
         return options
 
@@ -62,11 +64,16 @@ RENDERERS.update(
         "html": render_html,
         # `rlfix excerpt`: the lines that matter for an issue or a prompt (see rlfix.api.excerpt).
         "excerpt": render_excerpt,
+        # For CI: code scanning (SARIF 2.1.0) and GitHub Actions annotations.
+        "sarif": render_sarif,
+        "github": render_github,
     }
 )
 
 #: Formats a user can ask for (`md` is an alias of `markdown`).
-FORMATS = ("text", "json", "markdown", "html")
+FORMATS = ("text", "json", "markdown", "html", "sarif", "github")
+#: Formats for programs, the same in every language.
+MACHINE_FORMATS = ("json", "sarif")
 
 
 def render(report: Report, fmt: str = "text", options: RenderOptions | None = None) -> str:
