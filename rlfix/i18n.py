@@ -311,6 +311,7 @@ ZH: dict[str, str] = {
     "; {n} more finding(s) left out": "；另有 {n} 个问题未列出",
     "**Flags:** ": "**参数：** ",
     "Action": "处理",
+    "What to do": "怎么处理",
     "   values: {values}": "   提取的数值：{values}",
     "   explains: {explained}": "   可解释：{explained}",
     "   why first: ": "   为什么排第一：",

@@ -162,3 +162,16 @@ def test_lint_names_file_line_and_field_of_a_missing_action(tmp_path: Path, run_
     proc = run_cli(["kb", "lint", "--kb", str(kb)])
     assert proc.returncode == 2, proc.stdout
     assert "mine.yaml:2:5: my-failure.action: is required: one of retry, fix-config" in proc.stdout + proc.stderr
+
+
+def test_decisions_made_per_finding_speak_chinese_too() -> None:
+    unknown = rlfix.diagnose("step 1\nFATAL: the flux capacitor overheated\nexit code 3\n")
+    assert unknown.top is not None and unknown.top.id == "unrecognized-failure"
+    assert "只是从形态上认出来的" in render(unknown, "text", RenderOptions(lang="zh"))
+    contained = rlfix.diagnose(_xid_log(94))
+    assert "错误已被隔离" in render(contained, "markdown", RenderOptions(lang="zh"))
+
+
+def test_explain_says_what_to_do(run_cli: RunCli) -> None:
+    proc = run_cli(["explain", "gpu-hardware-fault"])
+    assert proc.returncode == 0 and "What to do" in proc.stdout and "cordon-node (owner: hardware)" in proc.stdout

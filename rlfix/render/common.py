@@ -44,8 +44,9 @@ def label(d: Diagnosis, lang: str = "en") -> str:
 def action_reason(d: Diagnosis, lang: str = "en") -> str:
     """Why the finding's action fits, in `lang`: the signature's own words, or the conclusions' sentence
     when the finding decided differently (an Xid's bucket, an inferred cause)."""
-    if d.override is None:
-        return d.signature.localized(lang).reason or d.decision.reason
+    zh = d.signature.zh
+    if lang == "zh" and d.override is None and zh is not None and zh.reason:
+        return zh.reason
     return sentence(d.decision.reason, lang)
 
 
