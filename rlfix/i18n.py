@@ -187,16 +187,17 @@ SENTENCES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
             r"Xid \1 通常是应用自己的问题（NVIDIA：重启应用并检查它），不是 GPU 的问题",
         ),
         (
-            r"Xid (\d+): NVIDIA's catalogue says (\w+): take the node out until the GPU is reset or repaired",
-            r"Xid \1：NVIDIA 的目录建议 \2：在 GPU 重置或修好之前把节点摘掉",
+            r"Xid (\d+): NVIDIA's resolution bucket is (\w+): take the node out until the GPU is reset or repaired",
+            r"Xid \1：NVIDIA 的处理建议是 \2：在 GPU 重置或修好之前把节点摘掉",
         ),
         (
-            r"Xid (\d+): NVIDIA's catalogue says RESTART_APP: the error was contained, the GPU stays usable",
-            r"Xid \1：NVIDIA 的目录建议 RESTART_APP：错误已被隔离，GPU 仍可使用",
+            r"Xid (\d+): NVIDIA's resolution bucket is RESTART_APP: the error was contained, the GPU stays usable",
+            r"Xid \1：NVIDIA 的处理建议是 RESTART_APP：错误已被隔离，GPU 仍可使用",
         ),
         (
-            r"Xid (\d+): NVIDIA's catalogue asks for no immediate action: it is unlikely to be what ended the job",
-            r"Xid \1：NVIDIA 的目录不要求立即处理：它不太可能是任务结束的原因",
+            r"Xid (\d+): NVIDIA's resolution bucket asks for no immediate action: "
+            r"it is unlikely to be what ended the job",
+            r"Xid \1：NVIDIA 的处理建议是无需立即处理：它不太可能是任务结束的原因",
         ),
         (
             r"(\S+): (.+) -> (\S+) \(the usual (.+) is not below this job's (.+); lower it by about 0\.2\)",

@@ -97,7 +97,7 @@ def test_escaping_of_workflow_commands() -> None:
 
 def test_a_log_line_cannot_inject_a_workflow_command(tmp_path: Path) -> None:
     # The file name and the evidence line both try: a newline, an escape, a property's `,` and `:`.
-    name = tmp_path / "job,title=x:y\n::warning file=evil::pwned.log"
+    name = tmp_path / "job,title=x:y\n::warning file=evil::pwned\x1b[2J.log"
     name.write_text(
         "[rank0]: RuntimeError: CUDA error: an illegal memory access was encountered %0A::set-env name=A::1\r"
         "::add-mask::x\n"
@@ -108,8 +108,8 @@ def test_a_log_line_cannot_inject_a_workflow_command(tmp_path: Path) -> None:
     props, _, message = lines[0][len("::error ") :].partition("::")
     # GitHub splits properties at `,` and each at its first `=`: file, line, title and nothing else.
     assert [p.split("=", 1)[0] for p in props.split(",")] == ["file", "line", "title"]
-    assert "%0A%3A%3Awarning file=evil%3A%3Apwned.log" in props
-    assert "%250A::set-env" in message and "\r" not in out
+    assert "%0A%3A%3Awarning file=evil%3A%3Apwned\\x1b[2J.log" in props
+    assert "%250A::set-env" in message and "\r" not in out and "\x1b" not in out
 
 
 def test_github_annotations_and_exit_status_through_the_installed_script(tmp_path: Path, run_cli: RunCli) -> None:

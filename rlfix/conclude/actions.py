@@ -23,8 +23,9 @@ HARDWARE_FAULT = "gpu-hardware-fault"
 XID = "xid"
 
 #: NVIDIA's Xid catalogue, resolution bucket (immediate action), for the Xids training jobs meet
-#: (https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html; the same buckets as NVIDIA's
-#: NVSentinel xiderrorsmapping.csv).
+#: (https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html; the same buckets as
+#: NVIDIA's NVSentinel xiderrorsmapping.csv at 6f8b0fcf, whose words these are; 48 and 74 name
+#: NVIDIA's own workflows, which start with a GPU reset).
 XID_BUCKETS: dict[int, str] = {
     8: "RESTART_APP",
     13: "RESTART_APP",
@@ -32,12 +33,12 @@ XID_BUCKETS: dict[int, str] = {
     43: "IGNORE",
     45: "IGNORE",
     46: "RESET_GPU",
-    48: "RESET_GPU",  # double-bit ECC: NVIDIA's own workflow resets the GPU, then checks retired pages
+    48: "WORKFLOW_XID_48",  # double-bit ECC: a GPU reset, then the retired pages are checked
     61: "CONTACT_SUPPORT",
     62: "RESET_GPU",
     63: "IGNORE",
     64: "RESET_GPU",
-    74: "RESET_GPU",  # NVLink: NVIDIA's workflow resets the GPU, then checks the links
+    74: "WORKFLOW_NVLINK_ERR",  # NVLink: a GPU reset, then the links are checked
     79: "RESTART_BM",
     92: "IGNORE",
     94: "RESTART_APP",
@@ -67,22 +68,22 @@ def xid_decision(xid: int) -> Decision:
             Owner.USER_CODE,
             f"Xid {xid} is usually the application's own fault (NVIDIA: restart the app, check it), not the GPU's",
         )
-    if bucket in ("RESET_GPU", "RESTART_BM", "CONTACT_SUPPORT"):
+    if bucket in ("RESET_GPU", "RESTART_BM", "CONTACT_SUPPORT") or (bucket or "").startswith("WORKFLOW_"):
         return Decision(
             Action.CORDON_NODE,
             Owner.HARDWARE,
-            f"Xid {xid}: NVIDIA's catalogue says {bucket}: take the node out until the GPU is reset or repaired",
+            f"Xid {xid}: NVIDIA's resolution bucket is {bucket}: take the node out until the GPU is reset or repaired",
         )
     if bucket == "RESTART_APP":
         return Decision(
             Action.RETRY,
             Owner.HARDWARE,
-            f"Xid {xid}: NVIDIA's catalogue says RESTART_APP: the error was contained, the GPU stays usable",
+            f"Xid {xid}: NVIDIA's resolution bucket is RESTART_APP: the error was contained, the GPU stays usable",
         )
     return Decision(
         Action.INVESTIGATE,
         Owner.HARDWARE,
-        f"Xid {xid}: NVIDIA's catalogue asks for no immediate action: it is unlikely to be what ended the job",
+        f"Xid {xid}: NVIDIA's resolution bucket asks for no immediate action: it is unlikely to be what ended the job",
     )
 
 

@@ -42,7 +42,8 @@ def render_github(report: Report, *, lang: str = "en", **_: Any) -> str:
 def _command(kind: str, d: Diagnosis, lang: str) -> str:
     first = d.first
     level = kind if d.severity is not Severity.WARNING else "warning"
-    props = [f"file={escape_property(first.source)}"]
+    # A file name is data too: controls shown escaped (the terminal), then escaped for GitHub.
+    props = [f"file={escape_property(safe.terminal(first.source))}"]
     if first.line > 0:
         props.append(f"line={first.line}")
     props.append(f"title={escape_property(f'{d.id} ({d.action.value})')}")
