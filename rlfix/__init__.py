@@ -11,16 +11,18 @@ from __future__ import annotations
 
 # Registers the output formats with Report (the data layer never imports the presentation layer).
 import rlfix.render  # noqa: F401
-from rlfix.api import diagnose
+from rlfix.api import diagnose, excerpt
 from rlfix.core import Triage
 from rlfix.errors import InputError, KnowledgeError, RlfixError, UsageError
 from rlfix.fleet import Fleet, triage
 from rlfix.kb.load import KnowledgeBase, load_knowledge
-from rlfix.model import Evidence, Flag, Kind, Severity, Signature
+from rlfix.model import Action, Decision, Evidence, Flag, Kind, Owner, Severity, Signature
 from rlfix.report import Diagnosis, Remedy, Report
 from rlfix.version import __version__
 
 __all__ = [
+    "Action",
+    "Decision",
     "Diagnosis",
     "Evidence",
     "Flag",
@@ -29,6 +31,7 @@ __all__ = [
     "Kind",
     "KnowledgeBase",
     "KnowledgeError",
+    "Owner",
     "Remedy",
     "Report",
     "RlfixError",
@@ -38,6 +41,7 @@ __all__ = [
     "UsageError",
     "__version__",
     "diagnose",
+    "excerpt",
     "load_knowledge",
     "triage",
 ]

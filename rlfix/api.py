@@ -1,17 +1,20 @@
-"""`diagnose()`: one call from any kind of source to a ranked `Report`."""
+"""`diagnose()`: one call from any kind of source to a ranked `Report`; `excerpt()`: its lines that matter."""
 
 from __future__ import annotations
 
 import io
 import os
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any, Union
 
 from rlfix.alerts import Alert
 from rlfix.core import Triage
-from rlfix.errors import InputError
+from rlfix.errors import InputError, UsageError
 from rlfix.kb.load import KnowledgeBase
+from rlfix.observe.windows import Want, read_windows
+from rlfix.render.excerpt import MAX_CHARS, MAX_LINES, MAX_ROOTS
 from rlfix.report import Report
 
 Source = Union[
@@ -63,6 +66,54 @@ def diagnose(
     report = triage.report()
     triage.close()  # its scan blocks go to the next diagnose() of this process
     return report
+
+
+#: The least `excerpt()` can fit: a head and one finding's evidence line.
+MIN_LINES, MIN_CHARS = 15, 1000
+
+
+def excerpt(
+    source: Source,
+    *,
+    kb: KnowledgeBase | None = None,
+    kb_dirs: Sequence[str | os.PathLike[str]] = (),
+    engine: str = "auto",
+    exit_status: int | str | None = None,
+    max_lines: int = MAX_LINES,
+    max_chars: int = MAX_CHARS,
+    context: int = 3,
+    lang: str = "en",
+) -> str:
+    """The lines of a log that matter, as Markdown for an issue or an LLM prompt; secrets masked.
+
+    The same diagnosis as `diagnose()`, then each root cause's evidence line with `context` lines
+    around it (and the traceback that ended there), read again from its file; the top cause's
+    action, the job's frameworks, versions and flags, and where it first failed. Never more than
+    `max_lines` lines nor `max_chars` characters (at least 15 and 1000: else `UsageError`). Log
+    text (not a file) gets its evidence lines without the lines around them.
+    """
+    check_excerpt_bounds(max_lines, max_chars, context)
+    report = diagnose(source, kb=kb, kb_dirs=kb_dirs, engine=engine, exit_status=exit_status)
+    return with_windows(report, context).render("excerpt", max_lines=max_lines, max_chars=max_chars, lang=lang)
+
+
+def check_excerpt_bounds(max_lines: int, max_chars: int, context: int) -> None:
+    """Raise `UsageError` for bounds an excerpt cannot keep (the CLI and the API say the same)."""
+    if max_lines < MIN_LINES or max_chars < MIN_CHARS:
+        raise UsageError(f"an excerpt needs at least {MIN_LINES} lines and {MIN_CHARS} characters")
+    if not 0 <= context <= 20:
+        raise UsageError(f"--context {context}: give 0 to 20 lines")
+
+
+def with_windows(report: Report, context: int = 3) -> Report:
+    """`report` with the lines around each root cause's first evidence line, read again from its file."""
+    wanted: dict[str, list[Want]] = {}
+    for d in report.diagnoses[:MAX_ROOTS]:
+        first = d.first
+        if first.line > 0 and Path(first.source).is_file():
+            wanted.setdefault(first.source, []).append(Want(first.line, d.id, before=context, after=min(context, 2)))
+    found = [w for source, wants in wanted.items() for w in read_windows(source, wants, redact=report.redacted)]
+    return replace(report, windows=tuple(found))
 
 
 def feed(triage: Triage, source: Source, *, strict: bool = True, follow_symlinks: bool = False, jobs: int = 1) -> None:

@@ -27,7 +27,7 @@ from rlfix.alerts import DEFAULT_IDLE_EXIT, format_alert
 from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE, InputError, KnowledgeError, RlfixError, UsageError
 from rlfix.gate import mask_text
 from rlfix.kb.load import KnowledgeBase, load_knowledge
-from rlfix.model import Evidence
+from rlfix.model import Action, Evidence
 from rlfix.output import write_report
 from rlfix.process_pool import prefer as prefer_start_method
 from rlfix.render import DEFAULT_TOP, FORMATS, RenderOptions, color_wanted, render
@@ -340,6 +340,51 @@ def _follow(
         return follow_file(paths[0], triage, on_alert=_alert, idle_exit=idle_exit, stop=stop)
 
 
+EXCERPT_EXIT_HELP = """\b
+Exit status:
+  0  no failure recognised
+  1  a failure was diagnosed
+  2  usage error, or a LOG that cannot be read"""
+
+
+@cli.command("excerpt", epilog=EXCERPT_EXIT_HELP)
+@click.argument("paths", nargs=-1, required=True, metavar="LOG...")
+@click.option("--max-lines", type=int, default=60, show_default=True, help="At most this many lines (15 or more).")
+@click.option(
+    "--max-chars", type=int, default=8000, show_default=True, help="At most this many characters (1000 or more)."
+)
+@click.option("--context", type=int, default=3, show_default=True, help="Lines shown around each evidence line.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the excerpt to a file.")
+@click.option("--engine", type=click.Choice(["auto", "hyperscan", "python"]), default="auto", show_default=True)
+@kb_option
+@lang_option
+def excerpt_cmd(
+    paths: tuple[str, ...],
+    max_lines: int,
+    max_chars: int,
+    context: int,
+    output: str | None,
+    engine: str,
+    kb_dirs: tuple[str, ...],
+    lang: str | None,
+) -> None:
+    """Print only the lines of a log that matter, as Markdown for an issue or an LLM prompt.
+
+    Each root cause's evidence line with the lines around it and the traceback that ended there,
+    the job's frameworks, versions and flags, and where it first failed; secrets masked.
+    """
+    from rlfix.api import check_excerpt_bounds, with_windows
+    from rlfix.api import diagnose as diagnose_source
+
+    check_excerpt_bounds(max_lines, max_chars, context)
+    report = diagnose_source([Path(p) for p in paths], kb=_kb(kb_dirs), engine=engine)
+    text = with_windows(report, context).render(
+        "excerpt", max_lines=max_lines, max_chars=max_chars, lang=i18n.resolve(lang)
+    )
+    _write(text, output)
+    sys.exit(report.exit_code)
+
+
 TRIAGE_EXIT_HELP = """\b
 Exit status:
   0  no job failed, and every job could be read
@@ -361,6 +406,13 @@ Exit status:
 @click.option("--no-redact", is_flag=True, help="Quote evidence without masking tokens and passwords.")
 @click.option("--engine", type=click.Choice(["auto", "hyperscan", "python"]), default="auto", show_default=True)
 @click.option("--follow-symlinks", is_flag=True, help="In job folders, also read links that lead out of them.")
+@click.option(
+    "--action",
+    "actions",
+    multiple=True,
+    type=click.Choice([a.value for a in Action]),
+    help="Only jobs whose top cause calls for ACTION (repeatable). With cordon-node alone: the nodes to take out.",
+)
 @kb_option
 @lang_option
 def triage_cmd(
@@ -374,6 +426,7 @@ def triage_cmd(
     no_redact: bool,
     engine: str,
     follow_symlinks: bool,
+    actions: tuple[str, ...],
     kb_dirs: tuple[str, ...],
     lang: str | None,
 ) -> None:
@@ -394,6 +447,7 @@ def triage_cmd(
         follow_symlinks=follow_symlinks,
         ray=use_ray,
         address=address,
+        actions=tuple(dict.fromkeys(actions)),
     )
     language = i18n.resolve(lang)
     _write(fleet.render(fmt, lang=language), output)
@@ -559,6 +613,31 @@ def run(
     sys.exit(status)
 
 
+@cli.command("mcp")
+@click.option(
+    "--root",
+    "roots",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False),
+    help="A folder the tools may read under (repeatable; default: the current directory).",
+)
+@kb_option
+def mcp_cmd(roots: tuple[str, ...], kb_dirs: tuple[str, ...]) -> None:
+    """Serve diagnose, excerpt, explain and triage as Model Context Protocol tools over stdio.
+
+    \b
+    For agents and LLM chats: register `rlfix mcp --root /path/to/logs` as an MCP server.
+    Needs the `mcp` extra: pip install 'rlfix[mcp]'.
+    """
+    try:
+        import mcp.server.mcpserver  # noqa: F401 - only to say what is missing, before serving
+    except ImportError:  # the SDK is missing, or is not version 2
+        raise UsageError("rlfix mcp needs the MCP SDK, version 2: pip install 'rlfix[mcp]'") from None
+    from rlfix.integrations.mcp_server import serve
+
+    serve(roots, kb=_kb(kb_dirs))
+
+
 @cli.group("ray")
 def ray_group() -> None:
     """Diagnose Ray jobs, Ray session logs, and whole Ray clusters (needs the `ray` extra)."""
@@ -698,9 +777,22 @@ def _alert(evidence: Evidence, sig_id: str) -> None:
 def _emit(report: Report, view: View) -> None:
     """Print (or write) the report as asked, list input problems, and exit with the report's status."""
     _write(render(report, view.fmt, view.options), view.output)
+    if view.fmt == "github":
+        _step_summary(report, view.options.lang)
     for err in report.errors:
         _fail(err, view.options.lang)
     sys.exit(report.exit_code)
+
+
+def _step_summary(report: Report, lang: str) -> None:
+    """`--format github`: the Markdown summary into `$GITHUB_STEP_SUMMARY` when set (a warning if it cannot be)."""
+    from rlfix.integrations.github import write_step_summary
+
+    try:
+        write_step_summary(report, lang)
+    except OSError as exc:
+        message = f"cannot write the step summary: {exc.strerror or exc}"
+        click.echo(i18n.phrase("rlfix: warning: {message}", lang, message=safe.one_line(mask_text(message))), err=True)
 
 
 def _emit_jobs(reports: JobReports, view: View) -> None:

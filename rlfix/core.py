@@ -358,7 +358,7 @@ class Triage:
         tally = self._tallies.get(owner)
         keep = self._draws(owner)
         # Redaction runs only on lines a report can show: a repeat of a known line is just counted.
-        shown = keep or tally is None or tally.wants(hit.line.message, hit.line.source)
+        shown = keep or tally is None or tally.wants(hit.line.message, hit.line.source, values)
         evidence = self._evidence(hit, self._order, values, shown)
         if "seq" in values and "op" in values:
             self._collectives.observe(evidence)

@@ -409,6 +409,26 @@ def _signal_name(number: int, text: str) -> str | None:
 
 
 @dataclass(frozen=True)
+class Window:
+    """Lines of a log around one finding's evidence (with its traceback when one led to it), read
+    again from the file for `rlfix excerpt`: (line number, text) pairs, gaps where lines were left out."""
+
+    source: str
+    #: The evidence line the window is about, and the signature id it is evidence of.
+    focus: int
+    label: str
+    lines: tuple[tuple[int, str], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "focus": self.focus,
+            "label": self.label,
+            "lines": [{"line": n, "text": t} for n, t in self.lines],
+        }
+
+
+@dataclass(frozen=True)
 class Insights:
     """The story of the failure: stage, last step, first failing place, collateral, unknown errors."""
 

@@ -107,6 +107,22 @@ WORDS: dict[str, str] = {
     "training": "训练",
     "checkpoint": "存 checkpoint",
     "evaluation": "评估",
+    # Actions and owners (rlfix.model.Action, Owner): the English id stays beside the Chinese, since
+    # scripts and `rlfix triage --action` use the id.
+    "retry": "重试 retry",
+    "fix-config": "改配置 fix-config",
+    "fix-code": "改代码 fix-code",
+    "fix-environment": "修环境 fix-environment",
+    "cordon-node": "摘除节点 cordon-node",
+    "report-upstream": "报告上游 report-upstream",
+    "investigate": "排查 investigate",
+    "user-code": "用户代码",
+    "config": "配置",
+    "framework": "框架",
+    "environment": "环境",
+    "platform": "平台",
+    "hardware": "硬件",
+    "unknown": "未知",
 }
 
 #: Reasons (conclude/rank.py, conclude/__init__.py) and flag notes (conclude/remedies.py), by shape.
@@ -161,6 +177,28 @@ SENTENCES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
             r"异常（\1，抛出位置 \2）本身就说明了是这个故障",
         ),
         (r"this job was started with (`.+`)", r"这个任务是用 \1 启动的"),
+        # Decisions made per finding (conclude/actions.py, rlfix.model.INVESTIGATE).
+        (
+            r"known only by its shape, not by a line that names the cause: read the evidence",
+            "只是从形态上认出来的，没有一行日志直接说出原因：先读证据",
+        ),
+        (
+            r"Xid (\d+) is usually the application's own fault \(NVIDIA: restart the app, check it\), not the GPU's",
+            r"Xid \1 通常是应用自己的问题（NVIDIA：重启应用并检查它），不是 GPU 的问题",
+        ),
+        (
+            r"Xid (\d+): NVIDIA's resolution bucket is (\w+): take the node out until the GPU is reset or repaired",
+            r"Xid \1：NVIDIA 的处理建议是 \2：在 GPU 重置或修好之前把节点摘掉",
+        ),
+        (
+            r"Xid (\d+): NVIDIA's resolution bucket is RESTART_APP: the error was contained, the GPU stays usable",
+            r"Xid \1：NVIDIA 的处理建议是 RESTART_APP：错误已被隔离，GPU 仍可使用",
+        ),
+        (
+            r"Xid (\d+): NVIDIA's resolution bucket asks for no immediate action: "
+            r"it is unlikely to be what ended the job",
+            r"Xid \1：NVIDIA 的处理建议是无需立即处理：它不太可能是任务结束的原因",
+        ),
         (
             r"(\S+): (.+) -> (\S+) \(the usual (.+) is not below this job's (.+); lower it by about 0\.2\)",
             r"\1: \2 -> \3（常用值 \4 并不比这个任务的 \5 低；降低约 0.2）",
@@ -266,6 +304,15 @@ ZH: dict[str, str] = {
     "skipped {name}: {why}": "已跳过 {name}：{why}",
     "error: {text}": "错误：{text}",
     "   evidence:": "   证据：",
+    "   action: ": "   处理：",
+    "{action} (owner: {owner}): {reason}": "{action}（负责方：{owner}）：{reason}",
+    "**Action:** ": "**处理：** ",
+    "## rlfix excerpt: no failure recognised": "## rlfix 摘录：没有识别到故障",
+    "excerpt of {lines} lines": "摘自 {lines} 行日志",
+    "; {n} more finding(s) left out": "；另有 {n} 个问题未列出",
+    "**Flags:** ": "**参数：** ",
+    "Action": "处理",
+    "What to do": "怎么处理",
     "   values: {values}": "   提取的数值：{values}",
     "   explains: {explained}": "   可解释：{explained}",
     "   why first: ": "   为什么排第一：",
@@ -391,6 +438,13 @@ ZH: dict[str, str] = {
     "{title}: {jobs} job{s}, {failed} failed": "{title}：{jobs} 个任务，{failed} 个失败",
     "findings of no job (node logs outside every job's time)": "不属于任何任务的发现（所有任务时间之外的节点日志）",
     "cause": "原因",
+    "action": "处理",
+    "owner": "负责方",
+    " with action {actions} ({n} other left out)": "（处理方式 {actions}；略去了 {n} 个其他任务）",
+    "by action: {listed}": "按处理方式：{listed}",
+    "{n} job{s}": "{n} 个任务",
+    "**Nodes to cordon:** ": "**要摘除的节点：** ",
+    "Nodes to cordon": "要摘除的节点",
     "jobs": "任务数",
     "first seen": "最早出现",
     "last seen": "最近出现",

@@ -45,6 +45,52 @@ class FlagForm(str, Enum):
     COMMAND = "command"  # a different command, e.g. accelerate launch train.py
 
 
+class Action(str, Enum):
+    """What to do with a job that failed this way (the `action:` of a signature)."""
+
+    RETRY = "retry"  # transient: a lost node, a preemption, a network flake; resubmit as it is
+    FIX_CONFIG = "fix-config"  # change a flag or a setting and resubmit (the flags are the remedy)
+    FIX_CODE = "fix-code"  # the job's own code (training script, reward function, data) is wrong
+    FIX_ENVIRONMENT = "fix-environment"  # packages, drivers, images, files, permissions
+    CORDON_NODE = "cordon-node"  # the hardware is at fault: take the node (or GPU) out of service
+    REPORT_UPSTREAM = "report-upstream"  # a framework bug with a known issue
+    INVESTIGATE = "investigate"  # not known well enough to act on: read the evidence; never retried
+
+
+class Owner(str, Enum):
+    """Who has to act on a failure (the `owner:` of a signature)."""
+
+    USER_CODE = "user-code"
+    CONFIG = "config"
+    FRAMEWORK = "framework"
+    ENVIRONMENT = "environment"
+    PLATFORM = "platform"
+    HARDWARE = "hardware"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """An action, who owns it, and one line saying why."""
+
+    #: The project's (or a --kb folder's) own text, not log text: the output gate leaves it alone.
+    __rlfix_unmasked__ = True
+
+    action: Action
+    owner: Owner
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"action": self.action.value, "owner": self.owner.value, "reason": self.reason}
+
+
+#: The decision for what rlfix knows only by its shape (an uncaught exception, an inferred death,
+#: a failure no signature names): nothing is known well enough to retry or to blame anyone.
+INVESTIGATE = Decision(
+    Action.INVESTIGATE, Owner.UNKNOWN, "known only by its shape, not by a line that names the cause: read the evidence"
+)
+
+
 FRAMEWORKS = (
     "any",
     "pytorch",
@@ -268,6 +314,8 @@ class Localized:
     title: str
     summary: str
     steps: tuple[str, ...] = ()
+    #: The one line saying why the action fits (`reason:`), None where the language has none.
+    reason: str | None = None
     #: (position in `remediation.flags`, its words); flags without cost or note are left out.
     flags: tuple[tuple[int, LocalizedFlag], ...] = ()
 
@@ -290,6 +338,8 @@ class Signature:
     summary: str
     patterns: tuple[Pattern, ...]
     confidence: float
+    #: What to do and who owns it (`action`, `owner`, `reason` in the YAML; no default).
+    decision: Decision
     extract: tuple[tuple[str, LazyRegex], ...] = field(default=(), compare=False)
     explains: tuple[str, ...] = ()
     supersedes: tuple[str, ...] = ()
@@ -315,7 +365,7 @@ class Signature:
         flags = tuple(
             (i, LocalizedFlag(f.cost, f.note)) for i, f in enumerate(self.remediation.flags) if f.cost or f.note
         )
-        return Localized(self.title, self.summary, self.remediation.steps, flags)
+        return Localized(self.title, self.summary, self.remediation.steps, self.decision.reason, flags)
 
     def flag_words(self, flag: Flag, lang: str = "en") -> LocalizedFlag:
         """A flag's cost and note in `lang` (a flag not of this signature keeps its own words)."""

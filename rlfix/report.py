@@ -7,11 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from rlfix.details import Details, Insights
+from rlfix.details import Details, Insights, Window
 from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE, UsageError
 from rlfix.gate import Renderers, masked
 from rlfix.job import JobContext
-from rlfix.model import Evidence, Flag, Kind, Severity, Signature
+from rlfix.model import Action, Decision, Evidence, Flag, Kind, Owner, Severity, Signature
 from rlfix.version import __version__
 
 
@@ -61,10 +61,28 @@ class Diagnosis:
     folded: tuple[Diagnosis, ...] = ()
     remedies: tuple[Remedy, ...] = ()
     details: Details = field(default_factory=Details)
+    #: What to do with the job, when this finding decides it differently from its signature
+    #: (an Xid's own bucket, a cause only inferred); None: the signature's decision.
+    override: Decision | None = None
 
     @property
     def id(self) -> str:
         return self.signature.id
+
+    @property
+    def decision(self) -> Decision:
+        """What to do with a job that failed this way, who owns it, and why."""
+        return self.override or self.signature.decision
+
+    @property
+    def action(self) -> Action:
+        """`retry`, `fix-config`, `fix-code`, `fix-environment`, `cordon-node`, `report-upstream` or `investigate`."""
+        return self.decision.action
+
+    @property
+    def owner(self) -> Owner:
+        """Who acts: `user-code`, `config`, `framework`, `environment`, `platform`, `hardware` or `unknown`."""
+        return self.decision.owner
 
     @property
     def kind(self) -> Kind:
@@ -92,6 +110,9 @@ class Diagnosis:
             "title": sig.title,
             "summary": sig.summary,
             "confidence": round(self.confidence, 3),
+            "action": self.action.value,
+            "owner": self.owner.value,
+            "action_reason": self.decision.reason,
             "reasons": list(self.reasons),
             "count": self.count,
             "ranks": list(self.ranks),
@@ -146,6 +167,8 @@ class Report:
     timeline: tuple[tuple[str, Evidence], ...] = ()
     #: Whether what leaves rlfix is masked (False only for `--no-redact` / `redact=False`).
     redacted: bool = True
+    #: Lines around the roots' evidence, read again from their files (`rlfix.excerpt`); empty otherwise.
+    windows: tuple[Window, ...] = ()
 
     @property
     def top(self) -> Diagnosis | None:

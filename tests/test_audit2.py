@@ -436,6 +436,9 @@ REDOS_KB = """signatures:
     title: ReDoS
     kind: root
     severity: fatal
+    action: investigate
+    owner: unknown
+    reason: a test signature
     summary: s
     patterns: [{regex: '%s', anchor: CUDA}]
     remediation: {steps: [x]}
@@ -454,7 +457,7 @@ def test_m16_a_backtracking_pattern_is_given_up_and_named(tmp_path: Path, run_cl
     assert time.monotonic() - started < 30
     assert result.returncode == 1
     assert CUDA_ID in result.stdout
-    assert "r.yaml:7:" in result.stderr and "given up" in result.stderr
+    assert "r.yaml:10:" in result.stderr and "given up" in result.stderr
 
 
 @pytest.mark.parametrize(
@@ -469,7 +472,7 @@ def test_m16_a_pattern_that_would_take_gigabytes_to_compile_is_refused(
     for args in (["diagnose", "--kb", "kb", "bomb.log"], ["kb", "lint", "--kb", "kb"]):
         result = run_cli(args)
         assert result.returncode == 2, result.stderr
-        assert "b.yaml:7:" in result.stderr and "copies of one atom" in result.stderr
+        assert "b.yaml:10:" in result.stderr and "copies of one atom" in result.stderr
 
 
 def test_m16_counting_repeats() -> None:
@@ -517,6 +520,9 @@ def test_l4_kb_text_is_inert_in_the_catalogue_and_info(tmp_path: Path, run_cli: 
                 "title": evil,
                 "kind": "root",
                 "severity": "fatal",
+                "action": "investigate",
+                "owner": "unknown",
+                "reason": evil,
                 "summary": evil,
                 "patterns": [{"text": "EVILX"}],
                 "remediation": {"steps": [evil]},

@@ -174,8 +174,9 @@ def test_cli_text_shows_every_id_with_its_count(run_cli: RunCli, fixture_fleet: 
     assert proc.returncode == 1 and proc.stderr == ""
     lines = proc.stdout.splitlines()
     assert lines[0].startswith(f"rlfix triage: {len(fixture_fleet.jobs)} jobs")
+    assert lines[-1].startswith("by action: fix-config ")
     header = lines[2]
-    assert header.split()[:2] == ["cause", "jobs"]
+    assert header.split()[:4] == ["cause", "action", "owner", "jobs"]
     evidence_at = header.index("evidence")
     for group in fixture_fleet.groups:
         row = next(line for line in lines[3:] if line.startswith(group.key[:60]))
@@ -196,7 +197,7 @@ def test_markdown_is_a_table_with_inert_cells(tmp_path: Path) -> None:
     rows = [line for line in text.splitlines() if line.startswith("|")]
     assert len(rows) == 3
     # Every row has exactly the columns of the header: no unescaped pipe splits a cell.
-    assert {len(re.findall(r"(?<!\\)\|", row)) for row in rows} == {8}
+    assert {len(re.findall(r"(?<!\\)\|", row)) for row in rows} == {10}
     # Log text only ever stands inside code spans, where Markdown renders no HTML, link or mention.
     outside = re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", text)
     assert "<img" not in outside and "](http" not in outside and "@team" not in outside

@@ -197,6 +197,9 @@ signatures:
     title: A user pattern that backtracks
     kind: root
     severity: fatal
+    action: investigate
+    owner: unknown
+    reason: A test signature.
     summary: Nested quantifiers over the same characters.
     patterns:
       - regex: 'ERRTAG( |  )+$'

@@ -25,6 +25,9 @@ signatures:
     references: [https://example.org]
     examples:
       match: ["ERROR: my special failure happened"]
+    action: fix-config
+    owner: config
+    reason: The flag below decides it.
 """
 
 
@@ -71,6 +74,12 @@ def test_valid_file_becomes_typed_signatures() -> None:
         (("{framework: verl,", "{framework: megatron,"), "my-failure.remediation.flags[0].framework: must be one of"),
         (("    references: [https://example.org]\n", ""), "my-failure.references: needs at least one source"),
         (("signatures:\n", "signatures: [\n"), "kb/x.yaml:2:3: invalid YAML"),
+        # No default action or owner: a signature that says neither is refused where it starts.
+        (("    action: fix-config\n", ""), "kb/x.yaml:2:5: my-failure.action: is required: one of retry, fix-config"),
+        (("    owner: config\n", ""), "kb/x.yaml:2:5: my-failure.owner: is required: one of user-code, config"),
+        (("    action: fix-config\n", "    action: reboot\n"), "kb/x.yaml:16:13: my-failure.action: must be one of"),
+        (("    owner: config\n", "    owner: nobody\n"), "kb/x.yaml:17:12: my-failure.owner: must be one of"),
+        (("    reason: The flag below decides it.\n", ""), "kb/x.yaml:2:5: my-failure.reason: is required"),
     ],
 )
 def test_every_problem_names_file_line_and_field(edit: tuple[str, str], expected: str) -> None:

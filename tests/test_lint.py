@@ -19,6 +19,9 @@ SIG = """\
     title: T
     kind: root
     severity: fatal
+    action: investigate
+    owner: unknown
+    reason: A test signature.
     summary: S.
     patterns:
       - regex: '{pattern}'

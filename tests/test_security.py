@@ -276,6 +276,7 @@ def test_8_lint_flags_a_backtracking_extractor(tmp_path: Path) -> None:
     kb_file = tmp_path / "s.yaml"
     kb_file.write_text(
         "signatures:\n- id: slow-extract\n  title: t\n  kind: root\n  severity: fatal\n  summary: s\n"
+        "  action: investigate\n  owner: unknown\n  reason: A test signature.\n"
         "  patterns: [{text: 'BoomError: '}]\n  extract:\n    tail: 'BoomError: (?P<tail>(a|aa)+$)'\n"
         "  remediation: {steps: [x]}\n  references: [https://example.org/a]\n  examples: {match: ['BoomError: x'], no_match: []}\n"
     )

@@ -11,9 +11,12 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from rlfix.clock import Moment
+from rlfix.conclude.actions import with_decision
 from rlfix.conclude.annotate import with_exception, with_quantities
 from rlfix.conclude.collectives import with_hang
 from rlfix.conclude.exceptions import with_exception_class
+from rlfix.conclude.handled import REASON as HANDLED_REASON
+from rlfix.conclude.handled import split_handled
 from rlfix.conclude.insights import Progress, insights
 from rlfix.conclude.mismatch import with_mismatch
 from rlfix.conclude.rank import rank
@@ -81,22 +84,21 @@ def conclude(
     )
     kept = with_silent_death(kept, printed_errors, kb)
     kept = with_exit_status(kept, observed.exit_status, kb)
+    kept, handled = split_handled(kept)
     context = observed.context.with_eras(_versioned_flags(kb))
     ranked = [_explain(d, observed, kb, context) for d in rank(kept, kb, context, observed.went_on)]
     # A warning on its own is worth knowing, never the cause: it goes to the notes.
     diagnoses = [d for d in ranked if d.severity is not Severity.WARNING]
     notes = tuple(d for d in ranked if d.severity is Severity.WARNING)
+    handled_notes = (_noted(_explain(d, observed, kb, context), HANDLED_REASON) for d in rank(handled, kb, context))
+    notes = (*notes, *handled_notes)
     ended = observed.exit_status
     if ended is not None and not ended.failed:
         # The job is known to have succeeded (exit status 0, Ray's SUCCEEDED): whatever looked
         # fatal in its log did not end it. It is worth knowing, never the cause of a failure.
         notes = (*notes, *(_survived(d, ended) for d in diagnoses))
         diagnoses = []
-    ended_badly = observed.unknown.crashed or observed.ending_error is not None
-    # Known to have failed, with error lines but none at its very end: still never "healthy".
-    failed_with_errors = ended is not None and ended.failed and bool(observed.unknown.recent)
-    succeeded = ended is not None and not ended.failed
-    if not diagnoses and not succeeded and (ended_badly or observed.open_traceback is not None or failed_with_errors):
+    if not diagnoses and _failed_unrecognised(observed):
         diagnoses.append(unrecognized(observed.unknown, observed.open_traceback, kb, context, observed.redact))
     return Report(
         redacted=observed.redact,
@@ -114,9 +116,29 @@ def conclude(
     )
 
 
+def _failed_unrecognised(observed: Observations) -> bool:
+    """Whether a log no signature explains still shows a failure: it ended in an error line or a
+    job-ending line, or in an open traceback, or its command is known to have failed with error
+    lines in it. A job known to have succeeded never has."""
+    ended = observed.exit_status
+    if ended is not None and not ended.failed:
+        return False
+    ending = observed.ending_error
+    # What a process prints while it stops because it was told to (SIGTERM received, Ctrl-C) is
+    # its teardown: an operator's stop is not a failure nobody recognised.
+    ended_badly = observed.unknown.crashed or (ending is not None and not observed.unknown.after_stop(ending))
+    # Known to have failed, with error lines but none at its very end: still never "healthy".
+    failed_with_errors = ended is not None and ended.failed and bool(observed.unknown.recent)
+    return ended_badly or observed.open_traceback is not None or failed_with_errors
+
+
 def _survived(diag: Diagnosis, ended: ExitStatus) -> Diagnosis:
     """A finding of a job that succeeded anyway, as a note that says so."""
-    reason = f"the job succeeded ({ended.describe()}): this did not end it"
+    return _noted(diag, f"the job succeeded ({ended.describe()}): this did not end it")
+
+
+def _noted(diag: Diagnosis, reason: str) -> Diagnosis:
+    """A finding kept as a note, with the reason it is not the cause first."""
     return replace(diag, confidence=min(diag.confidence, 0.3), reasons=(reason, *diag.reasons))
 
 
@@ -129,7 +151,7 @@ def _explain(diag: Diagnosis, observed: Observations, kb: KnowledgeBase, context
         if "check" in diag.values:
             reasons.append(f"to confirm: {diag.values['check']}")
         diag = replace(diag, confidence=min(diag.confidence, 0.5), reasons=(*reasons, *diag.reasons))
-    return with_hang(diag, observed.collectives, context.world_size)
+    return with_decision(with_hang(diag, observed.collectives, context.world_size))
 
 
 def without_baseline(tallies: Mapping[str, Tally], baseline: Report | None) -> tuple[Mapping[str, Tally], list[str]]:

@@ -8,7 +8,7 @@ from rlfix.conclude.remedies import choose_remedies
 from rlfix.details import Details, SimilarSignature, UnrecognizedFailure
 from rlfix.job import JobContext
 from rlfix.kb.load import KnowledgeBase
-from rlfix.model import Evidence, Kind, Line, Remediation, Severity, Signature
+from rlfix.model import INVESTIGATE, Evidence, Kind, Line, Remediation, Severity, Signature
 from rlfix.observe.unknown import UnknownErrors
 from rlfix.redact import redact_secrets
 from rlfix.report import Diagnosis
@@ -28,6 +28,7 @@ UNRECOGNIZED = Signature(
     ),
     patterns=(),
     confidence=0.3,
+    decision=INVESTIGATE,
     remediation=Remediation(
         steps=(
             "Read the evidence lines below, starting with the first error before the job ended.",

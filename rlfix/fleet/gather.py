@@ -19,6 +19,7 @@ from rlfix.fleet.jobs import Job, check_paths, find_jobs, iso, parse_since, pars
 from rlfix.fleet.model import HEALTHY, Fleet, Group, JobSummary
 from rlfix.fleet.scan import ScanSettings, scan_job
 from rlfix.kb.load import KnowledgeBase
+from rlfix.model import Action
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -44,6 +45,7 @@ def triage(
     follow_symlinks: bool = False,
     ray: bool = False,
     address: str | None = None,
+    actions: Sequence[str] = (),
 ) -> Fleet:
     """Diagnose every job named by `paths` separately and group the jobs by cause.
 
@@ -52,15 +54,20 @@ def triage(
     after a time (a `datetime`, an ISO date/time, or an age like `2h`, `3d`). `jobs` worker
     processes scan in parallel (default: the number of cores); the result is the same for any
     number. With `ray=True` the scans run as Ray tasks on the cluster at `address` instead.
-    Raises `InputError` for a path that does not exist and `UsageError` for a bad `since`.
+    `actions` keeps only the jobs whose top cause calls for one of them (`cordon-node`, `retry`, ...).
+    Raises `InputError` for a path that does not exist and `UsageError` for a bad `since` or action.
     """
     names = [os.fspath(p) for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]
     check_paths(names)
     cutoff = since if isinstance(since, datetime) else (parse_since(since) if since else None)
     if jobs is not None and jobs < 1:
         raise UsageError(f"--jobs {jobs}: give 1 or more worker processes")
+    known = [a.value for a in Action]
+    for action in actions:
+        if action not in known:
+            raise UsageError(f"--action {action!r}: choose from {', '.join(known)}")
     settings = ScanSettings(tuple(os.fspath(d) for d in kb_dirs), engine, redact, follow_symlinks)
-    folded = FleetBuilder(since=iso(cutoff) if cutoff else None, redacted=redact)
+    folded = FleetBuilder(since=iso(cutoff) if cutoff else None, redacted=redact, actions=actions)
     to_scan = folded.readable(find_jobs(names, follow_symlinks))
     if ray:
         from rlfix.fleet.ray import ray_summaries
@@ -157,18 +164,22 @@ class _Tally:
     count: int = 0
     times: list[str] = field(default_factory=list)
     frameworks: set[str] = field(default_factory=set)
+    actions: set[str] = field(default_factory=set)
+    owners: set[str] = field(default_factory=set)
 
 
 class FleetBuilder:
     """Folds job summaries into groups as they arrive (shared by local, parallel and Ray scans)."""
 
-    def __init__(self, since: str | None = None, redacted: bool = True) -> None:
+    def __init__(self, since: str | None = None, redacted: bool = True, actions: Sequence[str] = ()) -> None:
         self.since = since
         self.redacted = redacted
+        self.actions = tuple(actions)
         self.jobs: list[JobSummary] = []
         self.errors: list[str] = []
         self.filtered = 0
         self.skipped: list[str] = []
+        self.other_actions = 0
         self._groups: dict[str, _Tally] = {}
 
     def readable(self, jobs: Iterable[Job]) -> Iterator[Job]:
@@ -188,10 +199,15 @@ class FleetBuilder:
         if cutoff is not None and (job.seen is None or (parse_stamp(job.seen) or cutoff) < cutoff):
             self.filtered += 1
             return
+        if self.actions and job.action not in self.actions:
+            self.other_actions += 1
+            return
         self.jobs.append(job)
         tally = self._groups.setdefault(job.key, _Tally(job))
         tally.count += 1
         tally.frameworks.update(job.frameworks)
+        tally.actions.update([job.action] if job.action else [])
+        tally.owners.update([job.owner] if job.owner else [])
         if job.seen is not None:
             # Only the extremes are needed; keep two values, not one per job.
             tally.times = [min([*tally.times, job.seen]), max([*tally.times, job.seen])]
@@ -210,6 +226,8 @@ class FleetBuilder:
                 frameworks=tuple(sorted(t.frameworks)),
                 example=t.first.job,
                 evidence=t.first.evidence,
+                actions=tuple(sorted(t.actions)),
+                owners=tuple(sorted(t.owners)),
             )
             for key, t in self._groups.items()
         ]
@@ -221,5 +239,7 @@ class FleetBuilder:
             self.filtered,
             self.since,
             self.redacted,
-            tuple(self.skipped),
+            skipped=tuple(self.skipped),
+            only_actions=self.actions,
+            other_actions=self.other_actions,
         )

@@ -11,12 +11,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from rlfix.conclude.nodes import UNKNOWN_NODE
 from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE, UsageError
 from rlfix.gate import Renderers, masked
+from rlfix.model import Action
 from rlfix.version import __version__
 
 #: The cause of a job in which nothing failed.
 HEALTHY = "healthy"
+#: The action whose jobs name machines to take out of service.
+CORDON_NODE = Action.CORDON_NODE.value
 #: Version of the JSON document `Fleet.to_dict()` produces. Bumped only on breaking changes.
 FLEET_JSON_VERSION = 1
 #: Renderers by format name; `rlfix.fleet.render` fills it when imported (importing `rlfix.fleet` does),
@@ -36,6 +40,11 @@ class JobSummary:
     title: str = ""
     #: The error template of an unrecognised failure (None for every other cause).
     template: str | None = None
+    #: What to do with the job and who owns it (the top diagnosis's; "" for a healthy job).
+    action: str = ""
+    owner: str = ""
+    #: The machines the top diagnosis's evidence names (host, IP or GPU PCI bus id); may be empty.
+    nodes: tuple[str, ...] = ()
     #: Every top-level diagnosis id, best first.
     ids: tuple[str, ...] = ()
     frameworks: tuple[str, ...] = ()
@@ -66,6 +75,9 @@ class JobSummary:
             "group": self.key,
             "title": self.title,
             "template": self.template,
+            "action": self.action or None,
+            "owner": self.owner or None,
+            "nodes": list(self.nodes),
             "ids": list(self.ids),
             "frameworks": list(self.frameworks),
             "evidence": {"source": self.evidence_source, "line": self.evidence_line, "text": self.evidence},
@@ -91,6 +103,10 @@ class Group:
     #: The first job of the group in input order, and its evidence line.
     example: str
     evidence: str
+    #: The actions and owners of the group's jobs, each once (one cause may call for several:
+    #: `gpu-hardware-fault` acts by its Xid).
+    actions: tuple[str, ...] = ()
+    owners: tuple[str, ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -106,6 +122,8 @@ class Group:
             "first_seen": self.first_seen,
             "last_seen": self.last_seen,
             "frameworks": list(self.frameworks),
+            "actions": list(self.actions),
+            "owners": list(self.owners),
             "example": {"job": self.example, "evidence": self.evidence},
         }
 
@@ -128,11 +146,38 @@ class Fleet:
     redacted: bool = True
     #: Folder entries not read, with why (links out of the folder, FIFOs): warnings, not errors.
     skipped: tuple[str, ...] = ()
+    #: The actions asked for (`--action`): only jobs whose top cause calls for one of them are kept.
+    only_actions: tuple[str, ...] = ()
+    #: Jobs left out by `only_actions` (counted, not kept).
+    other_actions: int = 0
 
     @property
     def failed(self) -> int:
         """How many jobs failed."""
         return sum(1 for j in self.jobs if j.failed)
+
+    def action_counts(self) -> dict[str, int]:
+        """Failed jobs per action, most first (ties by name)."""
+        counts: dict[str, int] = {}
+        for j in self.jobs:
+            if j.failed:
+                counts[j.action] = counts.get(j.action, 0) + 1
+        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    def nodes_to_cordon(self) -> list[tuple[str, int]]:
+        """The machines whose jobs' top cause is `cordon-node`, with how many jobs named each, most
+        first; `node unknown` counts the jobs whose evidence names no machine."""
+        counts: dict[str, int] = {}
+        for j in self.jobs:
+            if j.action == CORDON_NODE:
+                for node in j.nodes or (UNKNOWN_NODE,):
+                    counts[node] = counts.get(node, 0) + 1
+        return sorted(counts.items(), key=lambda kv: (kv[0] == UNKNOWN_NODE, -kv[1], kv[0]))
+
+    @property
+    def cordon_only(self) -> bool:
+        """Whether the fleet was asked for the nodes to cordon and nothing else (`--action cordon-node`)."""
+        return self.only_actions == (CORDON_NODE,)
 
     @property
     def exit_code(self) -> int:
@@ -154,6 +199,10 @@ class Fleet:
             "jobs_failed": self.failed,
             "since": self.since,
             "filtered_out": self.filtered,
+            "only_actions": list(self.only_actions),
+            "other_actions_left_out": self.other_actions,
+            "actions": self.action_counts(),
+            "nodes_to_cordon": [{"node": n, "jobs": c} for n, c in self.nodes_to_cordon()],
             "groups": [g.to_dict() for g in self.groups],
             "jobs": [j.to_dict() for j in self.jobs],
             "errors": list(self.errors),

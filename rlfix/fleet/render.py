@@ -15,13 +15,15 @@ from typing import Any
 
 from rlfix import safe
 from rlfix.fleet.model import FLEET_RENDERERS, Fleet, Group
-from rlfix.i18n import phrase
+from rlfix.i18n import phrase, word
 from rlfix.version import __version__
 
 #: Characters of a cause (an error template can be long) and of an evidence line in text and Markdown.
 CAUSE_CHARS = 60
 EVIDENCE_CHARS = 100
-HEADERS = ("cause", "jobs", "first seen", "last seen", "frameworks", "example job", "evidence")
+HEADERS = ("cause", "action", "owner", "jobs", "first seen", "last seen", "frameworks", "example job", "evidence")
+#: The column of job counts (right-aligned, sorted as numbers).
+_JOBS = HEADERS.index("jobs")
 
 # Sorts the table when a header is clicked (again: the other way). Plain ES5, no globals; numbers
 # sort as numbers (data-sort holds the raw value). Marks the root when wired, for the browser test.
@@ -64,6 +66,8 @@ def _cut(text: str, limit: int) -> str:
 def _row(g: Group) -> tuple[str, ...]:
     return (
         _cut(g.key, CAUSE_CHARS),
+        "/".join(g.actions) or "-",
+        "/".join(g.owners) or "-",
         str(g.count),
         g.first_seen or "-",
         g.last_seen or "-",
@@ -77,6 +81,9 @@ def _headline(fleet: Fleet, lang: str) -> str:
     since = (
         phrase(" since {since} ({n} older left out)", lang, since=fleet.since, n=fleet.filtered) if fleet.since else ""
     )
+    if fleet.only_actions:
+        asked = ", ".join(fleet.only_actions)
+        since += phrase(" with action {actions} ({n} other left out)", lang, actions=asked, n=fleet.other_actions)
     jobs, causes = len(fleet.jobs), len(fleet.groups)
     return phrase(
         "rlfix triage: {jobs} job{s}, {failed} failed, {causes} cause{cs}{since}",
@@ -90,18 +97,39 @@ def _headline(fleet: Fleet, lang: str) -> str:
     )
 
 
+def _actions_line(fleet: Fleet, lang: str) -> str:
+    """`by action: fix-config 4, cordon-node 1` (empty when nothing failed)."""
+    counts = fleet.action_counts()
+    if not counts:
+        return ""
+    listed = ", ".join(f"{word(a, lang)} {n}" for a, n in counts.items())
+    return phrase("by action: {listed}", lang, listed=listed)
+
+
+def _cordon_lines(fleet: Fleet, lang: str) -> list[str]:
+    """`--action cordon-node`: one machine per line (its name alone, so the list can be piped), then
+    how many jobs named it; `node unknown` where the evidence named none. Never a job name."""
+    jobs = (phrase("{n} job{s}", lang, n=n, s="" if n == 1 else "s") for _name, n in fleet.nodes_to_cordon())
+    return [f"{name}  ({count})" for (name, _n), count in zip(fleet.nodes_to_cordon(), jobs, strict=True)]
+
+
 def _headers(lang: str) -> tuple[str, ...]:
     return tuple(phrase(h, lang) for h in HEADERS)
 
 
 def render_text(fleet: Fleet, *, lang: str = "en", **_: Any) -> str:
-    """An aligned table, one row per cause; the last column (evidence) is not padded."""
+    """An aligned table, one row per cause; the last column (evidence) is not padded. With
+    `--action cordon-node` alone: the machines to take out, one a line, and nothing else on stdout."""
+    if fleet.cordon_only:
+        return "".join(safe.one_line(line) + "\n" for line in _cordon_lines(fleet, lang))
     rows = [_headers(lang), *(tuple(safe.one_line(c) for c in _row(g)) for g in fleet.groups)]
     widths = [max(_width(r[i]) for r in rows) for i in range(len(HEADERS) - 1)]
     lines = [_headline(fleet, lang), ""]
     for row in rows:
-        cells = [_pad(c, w, right=i == 1) for i, (c, w) in enumerate(zip(row, widths, strict=False))]
+        cells = [_pad(c, w, right=i == _JOBS) for i, (c, w) in enumerate(zip(row, widths, strict=False))]
         lines.append("  ".join([*cells, row[-1]]).rstrip())
+    actions = _actions_line(fleet, lang)
+    lines += ["", actions] if actions else []
     lines.extend(phrase("rlfix: unreadable: {what}", lang, what=safe.one_line(e)) for e in fleet.errors)
     lines.extend(phrase("rlfix: skipped: {what}", lang, what=safe.one_line(e)) for e in fleet.skipped)
     return "\n".join(lines) + "\n"
@@ -128,13 +156,20 @@ def render_markdown(fleet: Fleet, *, lang: str = "en", **_: Any) -> str:
         f"### {safe.md_text(_headline(fleet, lang))}",
         "",
         "| " + " | ".join(_headers(lang)) + " |",
-        "|---|--:|---|---|---|---|---|",
+        "|---|---|---|--:|---|---|---|---|---|",
     ]
     for g in fleet.groups:
-        cause, count, first, last, frameworks, example, evidence = _row(g)
-        cells = [_md_cell(cause), count, safe.md_text(first), safe.md_text(last), safe.md_text(frameworks)]
+        cause, action, owner, count, first, last, frameworks, example, evidence = _row(g)
+        cells = [_md_cell(cause), _md_cell(action), safe.md_text(owner), count]
+        cells += [safe.md_text(first), safe.md_text(last), safe.md_text(frameworks)]
         cells += [_md_cell(example), _md_cell(evidence)]
         out.append("| " + " | ".join(cells) + " |")
+    actions = _actions_line(fleet, lang)
+    if actions:
+        out += ["", safe.md_text(actions)]
+    cordon = fleet.nodes_to_cordon()
+    if cordon:
+        out += ["", phrase("**Nodes to cordon:** ", lang) + ", ".join(f"{_md_cell(n)} ({c})" for n, c in cordon)]
     out.extend(f"- {phrase('unreadable', lang)}: {_md_cell(e)}" for e in fleet.errors)
     out.extend(f"- {phrase('skipped', lang)}: {_md_cell(e)}" for e in fleet.skipped)
     return "\n".join(out) + "\n"
@@ -180,6 +215,8 @@ def _table(fleet: Fleet, lang: str) -> str:
     for g in fleet.groups:
         cells = [
             f'<td data-sort="{_e(g.key)}"><code>{_e(g.key)}</code><br><span class="muted">{_e(g.title)}</span></td>',
+            f'<td data-sort="{_e("/".join(g.actions))}"><code>{_e("/".join(g.actions) or "-")}</code></td>',
+            f'<td data-sort="{_e("/".join(g.owners))}">{_e("/".join(g.owners) or "-")}</td>',
             f'<td class="n" data-sort="{g.count}">{g.count}</td>',
             f'<td data-sort="{_e(g.first_seen or "")}">{_e(g.first_seen or "-")}</td>',
             f'<td data-sort="{_e(g.last_seen or "")}">{_e(g.last_seen or "-")}</td>',
@@ -192,13 +229,24 @@ def _table(fleet: Fleet, lang: str) -> str:
     return f'<table class="groups"><thead><tr>{heads}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 
+def _cordon_html(fleet: Fleet, lang: str) -> str:
+    """The machines to take out of service, when some job's top cause calls for it."""
+    cordon = fleet.nodes_to_cordon()
+    if not cordon:
+        return ""
+    items = "".join(f"<li><code>{_e(n)}</code> ({c})</li>" for n, c in cordon)
+    return f'<h2>{_e(phrase("Nodes to cordon", lang))}</h2><ul class="cordon">{items}</ul>'
+
+
 def render_html(fleet: Fleet, *, compact: bool = False, lang: str = "en", **_: Any) -> str:
     """One self-contained page (nothing fetched): headline, bar chart, sortable table; or a notebook fragment."""
     errors = "".join(f"<li><code>{_e(e)}</code></li>" for e in fleet.errors)
     skipped = "".join(f"<li><code>{_e(e)}</code></li>" for e in fleet.skipped)
+    actions = _actions_line(fleet, lang)
     body = (
         f"<h1>{_e(_headline(fleet, lang))}</h1>"
-        f"{_chart(fleet)}{_table(fleet, lang)}"
+        + (f'<p class="actions">{_e(actions)}</p>' if actions else "")
+        + f"{_chart(fleet)}{_table(fleet, lang)}{_cordon_html(fleet, lang)}"
         + (f'<h2>{_e(phrase("Unreadable", lang))}</h2><ul class="errors">{errors}</ul>' if errors else "")
         + (f'<h2>{_e(phrase("Skipped", lang))}</h2><ul class="errors">{skipped}</ul>' if skipped else "")
         + f'<footer class="muted">rlfix {_e(__version__)}. '

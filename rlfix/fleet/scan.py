@@ -8,6 +8,7 @@ from functools import lru_cache
 from typing import Any
 
 from rlfix.clock import to_datetime
+from rlfix.conclude.nodes import node_names
 from rlfix.conclude.unrecognized import UNRECOGNIZED_ID as UNRECOGNIZED
 from rlfix.core import Triage
 from rlfix.errors import RlfixError
@@ -86,6 +87,9 @@ def summarize(name: str, report: Report, mtime: float | None) -> JobSummary:
         "evidence": first.text[:MAX_TEXT],
         "evidence_source": first.source,
         "evidence_line": first.line,
+        "action": top.action.value,
+        "owner": top.owner.value,
+        "nodes": tuple(n[:MAX_TEXT] for n in node_names(top)),
     }
     if top.id != UNRECOGNIZED:
         return JobSummary(cause=top.id, key=top.id, title=top.title, **evidence, **common)

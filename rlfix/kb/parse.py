@@ -18,6 +18,8 @@ from rlfix.kb.marked_yaml import Marked, MarkedList, MarkingLoader, load_yaml, l
 from rlfix.kb.versions import valid_range
 from rlfix.model import (
     FRAMEWORKS,
+    Action,
+    Decision,
     Examples,
     Flag,
     FlagForm,
@@ -25,6 +27,7 @@ from rlfix.model import (
     LazyRegex,
     Localized,
     LocalizedFlag,
+    Owner,
     Pattern,
     Remediation,
     Severity,
@@ -38,6 +41,9 @@ _SIGNATURE_KEYS = {
     "kind",
     "severity",
     "confidence",
+    "action",
+    "owner",
+    "reason",
     "summary",
     "patterns",
     "extract",
@@ -50,7 +56,7 @@ _SIGNATURE_KEYS = {
     "examples",
     "zh",
 }
-_LOCALIZED_KEYS = {"title", "summary", "steps", "flags"}
+_LOCALIZED_KEYS = {"title", "summary", "steps", "reason", "flags"}
 _FLAG_FORMS = tuple(f.value for f in FlagForm)
 _FLAG_KEYS = {"framework", "versions", "purpose", "cost", "note", *_FLAG_FORMS}
 _PURPOSES = ("fix", "mitigate", "diagnose", "workaround")
@@ -117,20 +123,14 @@ class Checker:
             self.problem(getattr(node, "mark", None), path, "must be a mapping")
             return None
         before = len(self.problems)
-        sig_id = self.text(node, "id", path)
-        if sig_id:
-            path = sig_id
-            if not _ID.match(sig_id):
-                self.problem(self.mark_of(node, "id"), f"{path}.id", "must be kebab-case (a-z, 0-9, -)")
-        for key in node:
-            if key not in _SIGNATURE_KEYS:
-                self.problem(self.mark_of(node, key), f"{path}.{key}", "unknown field")
+        sig_id, path = self.identity(node, path)
         title = self.text(node, "title", path)
         kind_name = self.choice(node, "kind", path, [k.value for k in Kind])
         severity_name = self.choice(node, "severity", path, [s.value for s in Severity])
         summary = self.text(node, "summary", path)
         kind = Kind(kind_name) if kind_name else Kind.ROOT
         confidence = self.confidence(node, path, kind)
+        decision = self.decision(node, path)
         patterns = self.patterns(node, path)
         extract = self.extract(node, path)
         fallback = self.boolean(node, "fallback", path)
@@ -139,7 +139,7 @@ class Checker:
         examples = self.examples(node, path)
         references = self.references(node, path)
         zh = self.localized(node, path)
-        if len(self.problems) > before:
+        if len(self.problems) > before or decision is None:
             return None
         return Signature(
             id=sig_id,
@@ -149,6 +149,7 @@ class Checker:
             summary=" ".join(summary.split()),
             patterns=patterns,
             confidence=confidence,
+            decision=decision,
             extract=extract,
             explains=self.str_list(node, "explains", path),
             supersedes=self.str_list(node, "supersedes", path),
@@ -160,6 +161,36 @@ class Checker:
             location=location(self.file, getattr(node, "mark", None)),
             zh=zh,
         )
+
+    def identity(self, node: Mapping[str, Any], path: str) -> tuple[str, str]:
+        """The signature's id and the path its problems are named by; unknown fields reported."""
+        sig_id = self.text(node, "id", path)
+        if sig_id:
+            path = sig_id
+            if not _ID.match(sig_id):
+                self.problem(self.mark_of(node, "id"), f"{path}.id", "must be kebab-case (a-z, 0-9, -)")
+        for key in node:
+            if key not in _SIGNATURE_KEYS:
+                self.problem(self.mark_of(node, key), f"{path}.{key}", "unknown field")
+        return sig_id, path
+
+    def decision(self, node: Mapping[str, Any], path: str) -> Decision | None:
+        """`action`, `owner` and `reason`: all three required, no default (a retry must be a decision)."""
+        found: list[str | None] = []
+        for key, enum in (("action", Action), ("owner", Owner)):
+            options = [member.value for member in enum]
+            if key not in node:
+                self.problem(getattr(node, "mark", None), f"{path}.{key}", f"is required: one of {', '.join(options)}")
+                found.append(None)
+            else:
+                found.append(self.choice(node, key, path, options))
+        reason = self.text(node, "reason", path)
+        if "\n" in reason:
+            self.problem(self.mark_of(node, "reason"), f"{path}.reason", "must be one line")
+        action, owner = found
+        if action is None or owner is None or not reason or "\n" in reason:
+            return None
+        return Decision(Action(action), Owner(owner), reason)
 
     def references(self, node: Mapping[str, Any], path: str) -> tuple[str, ...]:
         """Where the signature's knowledge comes from: at least one source."""
@@ -184,6 +215,7 @@ class Checker:
             title=self.text(zh, "title", zpath),
             summary=" ".join(self.text(zh, "summary", zpath).split()),
             steps=self.str_list(zh, "steps", zpath),
+            reason=self.text(zh, "reason", zpath, required=False) or None,
             flags=self.localized_flags(zh, zpath),
         )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from rlfix.model import Evidence, Signature
@@ -11,6 +12,18 @@ from rlfix.templates import template
 MAX_SAMPLES = 5
 #: Distinct ranks / workers / nodes remembered per signature.
 MAX_PLACES = 4096
+#: Extracted values that tell two samples apart even when their lines' templates (numbers masked)
+#: are the same: an Xid's number decides what to do with the job (conclude/actions.py).
+DISTINCT_VALUES = ("xid",)
+
+
+def sample_key(message: str, values: Mapping[str, str] | None = None) -> str:
+    """What makes a line a new sample: its template, and any value of `DISTINCT_VALUES` it carries."""
+    key = template(message)
+    for name in DISTINCT_VALUES:
+        if values and name in values:
+            key += f"\x00{name}={values[name]}"
+    return key
 
 
 @dataclass
@@ -32,12 +45,12 @@ class Tally:
         """The earliest line: by time across inputs when the times compare, else the first read."""
         return self.samples[0]
 
-    def wants(self, message: str, source: str | None = None) -> bool:
-        """Whether a line with this message would be kept as a sample (not just counted), or, from
-        an input not seen yet, could be the earliest line."""
+    def wants(self, message: str, source: str | None = None, values: Mapping[str, str] | None = None) -> bool:
+        """Whether a line with this message (and extracted values) would be kept as a sample (not just
+        counted), or, from an input not seen yet, could be the earliest line."""
         if source is not None and source not in self._sources and len(self._sources) < MAX_PLACES:
             return True
-        return len(self.samples) < MAX_SAMPLES and template(message) not in self._messages
+        return len(self.samples) < MAX_SAMPLES and sample_key(message, values) not in self._messages
 
     def seen_source(self, source: str) -> bool:
         """Whether a line from this input was counted (or there are too many inputs to tell)."""
@@ -70,7 +83,7 @@ class Tally:
         # The same message from many ranks is one sample "seen on N ranks", not N samples; numbers,
         # paths and ids are masked so "[Rank 3] ... SeqNum=5" and "[Rank 4] ... SeqNum=5" are one.
         if len(self.samples) < MAX_SAMPLES:
-            key = template(evidence.message)
+            key = sample_key(evidence.message, evidence.values)
             if key not in self._messages:
                 self._messages.add(key)
                 self.samples.append(evidence)
@@ -78,11 +91,12 @@ class Tally:
 
     def _lead(self, evidence: Evidence) -> None:
         """Put an earlier line first, in place of a later sample with the same message or the last."""
-        key = template(evidence.message)
-        same = [i for i, e in enumerate(self.samples) if template(e.message) == key]
+        key = sample_key(evidence.message, evidence.values)
+        same = [i for i, e in enumerate(self.samples) if sample_key(e.message, e.values) == key]
         if same:
             self.samples.pop(same[0])
         elif len(self.samples) >= MAX_SAMPLES:
-            self._messages.discard(template(self.samples.pop().message))
+            dropped = self.samples.pop()
+            self._messages.discard(sample_key(dropped.message, dropped.values))
         self._messages.add(key)
         self.samples.insert(0, evidence)

@@ -14,6 +14,7 @@ from rlfix.templates import template
 
 ERRORLINE = "@error"
 TERMINATION = "@exit"
+STOP = "@stop"
 MAX_TEMPLATES = 500
 
 _ERROR = PROBE
@@ -29,6 +30,15 @@ _TERMINATIONS = (
     r"\bKilling subprocess \d+",
 )
 
+#: A stop asked for from outside (an operator, a scheduler, Ctrl-C): what the process prints after
+#: it (children killed with -15, "one child failed", cleanup) is its teardown, not a crash.
+_STOPS = (
+    r"\b(?:SIGTERM|SIGINT|SIGHUP) received\b",
+    r"(?i)\breceived (?:signal )?(?:SIGTERM|SIGINT|SIGHUP|signal (?:15|2)\b)",
+    r"(?i)\bDraining requests and shutting down\b",
+    r"^KeyboardInterrupt\s*$",
+)
+
 #: Error-looking lines examined per log for templates (a crash log that prints more is grouped
 #: well enough by its first this-many).
 ERROR_LINES = 100_000
@@ -41,6 +51,7 @@ def unknown_probes() -> list[Probe]:
     """Observer probes for error-looking lines and the lines that say a job ended."""
     probes = [Probe(ERRORLINE, observer_pattern(_ERROR), max_lines=ERROR_LINES, kind=ProbeKind.ERROR_LINE)]
     probes += [Probe(TERMINATION, observer_pattern(p), kind=ProbeKind.TERMINATION) for p in _TERMINATIONS]
+    probes += [Probe(STOP, observer_pattern(p), kind=ProbeKind.TERMINATION) for p in _STOPS]
     return probes
 
 
@@ -61,6 +72,8 @@ class UnknownErrors:
 
     termination: Evidence | None = None
     exit_code: str | None = None
+    #: The last line that asked the process to stop from outside (SIGTERM received, Ctrl-C).
+    stop: Evidence | None = None
     #: The most recent templates, last first (the end of a log is where it died), with first evidence.
     recent: tuple[tuple[ErrorTemplate, Evidence], ...] = ()
     #: The most frequent templates, most first.
@@ -68,8 +81,14 @@ class UnknownErrors:
 
     @property
     def crashed(self) -> bool:
-        """A line said the job ended badly (exit status, core dump, launcher failure)."""
-        return self.termination is not None
+        """A line said the job ended badly (exit status, core dump, launcher failure), and not as
+        the teardown of a stop asked for from outside."""
+        return self.termination is not None and not self.after_stop(self.termination)
+
+    def after_stop(self, evidence: Evidence) -> bool:
+        """Whether `evidence` came after a stop was asked for (in the same input)."""
+        stop = self.stop
+        return stop is not None and stop.source == evidence.source and stop.order < evidence.order
 
 
 class UnknownTracker:
@@ -79,6 +98,7 @@ class UnknownTracker:
         self.templates: OrderedDict[str, _Count] = OrderedDict()
         self.termination: Evidence | None = None
         self.exit_code: str | None = None
+        self.stop: Evidence | None = None
 
     def wants(self, kind: ProbeKind, message: str) -> bool:
         """Whether a line would be kept as quoted evidence (not just counted)."""
@@ -89,6 +109,9 @@ class UnknownTracker:
     def observe(self, hit: Hit, evidence: Evidence) -> bool:
         """Count one error-looking or job-ending line; True when its form says an error happened (not
         just the word: see `rlfix.observe.shapes`)."""
+        if hit.probe.owner == STOP:
+            self.stop = evidence
+            return False
         if hit.probe.kind is ProbeKind.TERMINATION:
             if self.termination is None:
                 self.termination = evidence
@@ -112,6 +135,7 @@ class UnknownTracker:
         return UnknownErrors(
             termination=self.termination,
             exit_code=self.exit_code,
+            stop=self.stop,
             recent=tuple((t.frozen(), t.first) for t in recent),
             frequent=tuple(t.frozen() for t in frequent),
         )

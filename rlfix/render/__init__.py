@@ -9,13 +9,16 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from rlfix.render.excerpt import render_excerpt
+from rlfix.render.github import render_github
 from rlfix.render.html import render_html
 from rlfix.render.markdown import render_markdown
 from rlfix.render.message import render_message
+from rlfix.render.sarif import render_sarif
 from rlfix.render.text import DEFAULT_TOP, color_wanted, render_text
 from rlfix.report import RENDERERS, Report
 
-__all__ = ["DEFAULT_TOP", "FORMATS", "RENDERERS", "RenderOptions", "color_wanted", "render"]
+__all__ = ["DEFAULT_TOP", "FORMATS", "MACHINE_FORMATS", "RENDERERS", "RenderOptions", "color_wanted", "render"]
 
 
 @dataclass(frozen=True)
@@ -44,7 +47,7 @@ class RenderOptions:
             options.pop("color")
         if fmt != "html":
             options.pop("compact")
-        if fmt == "json":
+        if fmt in MACHINE_FORMATS:
             options.pop("lang")
         return options
 
@@ -62,11 +65,18 @@ RENDERERS.update(
         "html": render_html,
         # A short plain-text message for chat (`--notify`): not a `-f` choice.
         "message": render_message,
+        # `rlfix excerpt`: the lines that matter for an issue or a prompt (see rlfix.api.excerpt).
+        "excerpt": render_excerpt,
+        # For CI: code scanning (SARIF 2.1.0) and GitHub Actions annotations.
+        "sarif": render_sarif,
+        "github": render_github,
     }
 )
 
 #: Formats a user can ask for (`md` is an alias of `markdown`).
-FORMATS = ("text", "json", "markdown", "html")
+FORMATS = ("text", "json", "markdown", "html", "sarif", "github")
+#: Formats for programs, the same in every language.
+MACHINE_FORMATS = ("json", "sarif")
 
 
 def render(report: Report, fmt: str = "text", options: RenderOptions | None = None) -> str:

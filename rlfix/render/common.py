@@ -41,6 +41,26 @@ def label(d: Diagnosis, lang: str = "en") -> str:
     return phrase(template, lang, kind=kind, severity=severity, confidence=d.confidence)
 
 
+def action_reason(d: Diagnosis, lang: str = "en") -> str:
+    """Why the finding's action fits, in `lang`: the signature's own words, or the conclusions' sentence
+    when the finding decided differently (an Xid's bucket, an inferred cause)."""
+    zh = d.signature.zh
+    if lang == "zh" and d.override is None and zh is not None and zh.reason:
+        return zh.reason
+    return sentence(d.decision.reason, lang)
+
+
+def action_line(d: Diagnosis, lang: str = "en") -> str:
+    """`cordon-node (owner: hardware): the GPU itself failed ...`."""
+    return phrase(
+        "{action} (owner: {owner}): {reason}",
+        lang,
+        action=word(d.action.value, lang),
+        owner=word(d.owner.value, lang),
+        reason=action_reason(d, lang),
+    )
+
+
 def remedies(d: Diagnosis, all_flags: bool) -> list[Remedy]:
     return [r for r in d.remedies if r.applies or all_flags]
 

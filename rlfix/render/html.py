@@ -20,7 +20,7 @@ from typing import Any
 
 from rlfix import safe
 from rlfix.i18n import phrase, sentence, word
-from rlfix.render.common import details_lines, flag_words, note_line, notes_phrase, where, where_line
+from rlfix.render.common import action_line, details_lines, flag_words, note_line, notes_phrase, where, where_line
 from rlfix.render.svg import colours, timeline_section
 from rlfix.report import Diagnosis, Remedy, Report
 from rlfix.version import __version__
@@ -122,8 +122,10 @@ def _head_html(i: int, d: Diagnosis, colour: dict[str, str], lang: str = "en") -
         f'<span class="id mono">{_e(d.id)}</span></h3><span>{_e(words.title)}</span>'
         f'<span class="badge">{_e(word(d.kind.value, lang))}</span>'
         f'<span class="badge {sev}">{_e(word(d.severity.value, lang))}</span>'
-        f'<span class="badge">{_e(confidence)}</span></div>'
+        f'<span class="badge">{_e(confidence)}</span>'
+        f'<span class="badge action {_e(d.action.value)}">{_e(word(d.action.value, lang))}</span></div>'
         f"<p>{_e(words.summary)}</p>"
+        f'<p class="action"><b>{_e(phrase("Action", lang))}:</b> {_e(action_line(d, lang))}</p>'
     )
 
 

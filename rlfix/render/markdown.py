@@ -7,6 +7,7 @@ from typing import Any
 from rlfix import safe
 from rlfix.i18n import join, phrase, sentence, word
 from rlfix.render.common import (
+    action_line,
     context_line,
     details_lines,
     flag_words,
@@ -65,6 +66,7 @@ def _diagnosis(i: int, d: Diagnosis, all_flags: bool, lang: str = "en") -> list[
     colon = "：" if lang == "zh" else ": "
     out = [f"### {i}. {safe.md_code(d.id)}{colon}{safe.md_text(words.title)}", ""]
     out.append(f"*{label(d, lang)}* — {safe.md_text(words.summary)}")
+    out += ["", phrase("**Action:** ", lang) + safe.md_text(action_line(d, lang))]
     out += ["", phrase("**Evidence**", lang), ""]
     out.extend(safe.md_block([f"{where(e)}: {e.text}" for e in d.evidence[:3]]))
     spread = places(d, lang)

@@ -11,6 +11,7 @@ from typing import Any
 from rlfix import safe
 from rlfix.i18n import error, join, phrase, sentence
 from rlfix.render.common import (
+    action_line,
     context_line,
     details_lines,
     flag_line,
@@ -154,6 +155,7 @@ def _text_diagnosis(
     words = d.signature.localized(lang)
     out = [f"{index}. " + style(d.id, "bold", sev_color) + f"  {words.title}  " + style(f"[{label(d, lang)}]", "dim")]
     out.extend(_wrap(words.summary, lang))
+    out.append(style(phrase("   action: ", lang), "bold") + action_line(d, lang))
     out.append(style(phrase("   evidence:", lang), "bold"))
     for e in d.evidence[: 3 if not verbose else None]:
         out.append(f"     {style(where(e, short, lang), 'cyan')}  {e.text}")

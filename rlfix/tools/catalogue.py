@@ -37,12 +37,17 @@ def _flag(sig: Signature, f: Flag, lang: str = "en") -> str:
 def render_catalogue(kb: KnowledgeBase, lang: str = "en") -> str:
     """Markdown: what each failure means, why it happens, how to fix it, flags by framework, sources."""
     sigs = sorted(kb, key=lambda s: (s.kind.value, s.id))
-    heads = "| id | 类型 | 严重程度 | 标题 |" if lang == "zh" else "| id | kind | severity | title |"
-    out = [HEADER_ZH if lang == "zh" else HEADER, heads, "|---|---|---|---|"]
+    heads = (
+        "| id | 类型 | 严重程度 | 处理 | 负责方 | 标题 |"
+        if lang == "zh"
+        else "| id | kind | severity | action | owner | title |"
+    )
+    out = [HEADER_ZH if lang == "zh" else HEADER, heads, "|---|---|---|---|---|---|"]
     for s in sigs:
         kind, severity = word(s.kind.value, lang), word(s.severity.value, lang)
         title = s.localized(lang).title if _bundled(s) else safe.md_text(s.localized(lang).title)
-        out.append(f"| [`{s.id}`](#{s.id}) | {kind} | {severity} | {title} |")
+        action, owner = f"`{s.decision.action.value}`", word(s.decision.owner.value, lang)
+        out.append(f"| [`{s.id}`](#{s.id}) | {kind} | {severity} | {action} | {owner} | {title} |")
     for sig in sigs:
         out += _entry(sig, lang) if _bundled(sig) else _entry(_inert(sig), lang)
     return "\n".join(out) + "\n"
@@ -64,11 +69,16 @@ def _inert(sig: Signature) -> Signature:
         for f in sig.remediation.flags
     )
     zh = sig.zh and dataclasses.replace(
-        sig.zh, title=text(sig.zh.title), summary=text(sig.zh.summary), steps=tuple(map(text, sig.zh.steps))
+        sig.zh,
+        title=text(sig.zh.title),
+        summary=text(sig.zh.summary),
+        steps=tuple(map(text, sig.zh.steps)),
+        reason=sig.zh.reason and text(sig.zh.reason),
     )
     return dataclasses.replace(
         sig,
         title=text(sig.title),
+        decision=dataclasses.replace(sig.decision, reason=text(sig.decision.reason)),
         summary=text(sig.summary),
         remediation=dataclasses.replace(sig.remediation, steps=tuple(map(text, sig.remediation.steps)), flags=flags),
         zh=zh,
@@ -82,6 +92,19 @@ def _entry(sig: Signature, lang: str) -> list[str]:
     kind, severity = word(sig.kind.value, lang), word(sig.severity.value, lang)
     sep = "，" if lang == "zh" else ", "
     out = ["", f"## {sig.id}", "", f"**{words.title}** ({kind}{sep}{severity})", "", words.summary]
+    action = word(sig.decision.action.value, lang)
+    owner = word(sig.decision.owner.value, lang)
+    out += [
+        "",
+        phrase("**Action:** ", lang)
+        + phrase(
+            "{action} (owner: {owner}): {reason}",
+            lang,
+            action=action,
+            owner=owner,
+            reason=words.reason or sig.decision.reason,
+        ),
+    ]
     if sig.explains:
         out += ["", phrase("Explains: ", lang) + ", ".join(f"[`{e}`](#{e})" for e in sig.explains)]
     if sig.supersedes:

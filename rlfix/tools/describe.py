@@ -35,6 +35,17 @@ def describe_signature(sig: Signature, lang: str = "en") -> str:
         "",
         phrase("What happened", lang),
         _wrap(words.summary),
+        "",
+        phrase("What to do", lang),
+        _wrap(
+            phrase(
+                "{action} (owner: {owner}): {reason}",
+                lang,
+                action=word(sig.decision.action.value, lang),
+                owner=word(sig.decision.owner.value, lang),
+                reason=words.reason or sig.decision.reason,
+            )
+        ),
     ]
     if words.steps:
         out += ["", phrase("How to fix", lang)]

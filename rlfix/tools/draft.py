@@ -62,6 +62,10 @@ def draft_signature(report: Report, sig_id: str = "my-new-failure") -> str:
         "title": f"TODO: name this failure ({title})",
         "kind": "root",
         "severity": "fatal",
+        # Investigate until someone decides: a draft must never make a failure look retryable.
+        "action": "investigate",
+        "owner": "unknown",
+        "reason": "TODO: why this action (retry only what is transient; see docs/writing-signatures.md).",
         "summary": "TODO: what happened and why, in one to three sentences.",
         "patterns": [{"regex": pattern_for(message)}],
         "remediation": {

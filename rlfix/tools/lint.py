@@ -200,6 +200,8 @@ def _language_problems(sig: Signature) -> Iterator[str]:
     if zh is None:
         yield "has no `zh:` (Simplified Chinese title, summary, steps, flag words)"
         return
+    if not zh.reason:
+        yield "zh has no `reason:` (why the action fits, in Chinese)"
     steps = sig.remediation.steps
     if len(zh.steps) != len(steps):
         yield f"zh has {len(zh.steps)} step(s), the English {len(steps)}"

@@ -1,0 +1,57 @@
+"""Import failures a program reported as handled: optional dependencies probed at start-up.
+
+Frameworks probe optional packages and kernels while they start and carry on without them: vLLM
+logs the whole `ImportError` of a missing `deep_gemm` library at WARNING level, SGLang prints
+"Ignore import error when loading <model>". The words match the signatures of a broken install
+(`package-version-mismatch`, `cuda-runtime-library-missing`), but the program said, on the same
+line, that it went on. A root whose every sampled line is such a probe did not end the run: it
+becomes a note, with the reason. Once the same failure is raised for real (a traceback's last
+line, an ERROR-level line), that line is not a probe and the root stays.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from rlfix.model import Evidence, Kind
+from rlfix.observe.tally import Tally
+
+#: An import that failed, in Python's words or the dynamic loader's.
+_IMPORT_FAILED = re.compile(
+    r"\b(?:ImportError|ModuleNotFoundError)\b|cannot import name|No module named|cannot open shared object file"
+)
+#: The program's own words that it carried on without it ("not available" is not among them: it
+#: says what is missing, as fatal messages do too).
+_CARRIED_ON = re.compile(
+    r"(?i)\b(?:ignor(?:e|ed|ing)|skip(?:ped|ping)?|fall(?:s|ing)? ?back|will not be used|won't be used|"
+    r"continu(?:e|ing) without|proceed(?:ing)? without)\b"
+)
+#: A line that is an exception being raised (a traceback's last line): fatal unless logged as a warning.
+_RAISED = re.compile(r"^\s*(?:\w+\.)*\w*(?:Error|Exception)\b:")
+#: A log level below ERROR in the line's prefix: `WARNING 06-25 16:32:09 [file.py:408]`,
+#: `[W 2024-...]`, `WARNING:root:`, glog's `W1122 ...`.
+_QUIET_LEVEL = re.compile(r"(?:^|[\s\[(|])(?:WARNING|WARN|INFO|DEBUG)\b|(?:^|[\s\[])[WID]\d{4} \d\d:\d\d|\[[WID] ")
+
+REASON = "an optional import the program reported as handled and went on without: not what ended the run"
+
+
+def handled_probe(evidence: Evidence) -> bool:
+    """Whether a line reports an import failure that its program says it carried on from."""
+    message = evidence.message or evidence.text
+    if not _IMPORT_FAILED.search(message):
+        return False
+    at = evidence.text.find(message) if message else -1
+    if _QUIET_LEVEL.search(evidence.text[:at] if at > 0 else ""):
+        return True
+    return not _RAISED.match(message) and bool(_CARRIED_ON.search(message))
+
+
+def split_handled(tallies: Mapping[str, Tally]) -> tuple[dict[str, Tally], dict[str, Tally]]:
+    """The tallies to rank as failures, and the roots seen only as handled import probes."""
+    kept: dict[str, Tally] = {}
+    handled: dict[str, Tally] = {}
+    for sig_id, tally in tallies.items():
+        probes = tally.signature.kind is Kind.ROOT and tally.samples and all(map(handled_probe, tally.samples))
+        (handled if probes else kept)[sig_id] = tally
+    return kept, handled
