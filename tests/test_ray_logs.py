@@ -167,6 +167,7 @@ SUPERVISOR = (
     "job_id=01000000 worker_id=cde809e435575ee665aec4c6a741d53fb18f9c3fc154e98acd455246\n"
 )
 WID = "7933049bcf58bc556e912f2df74d4a5ea56f64c1d304ab0f73ae7a2c"
+WID_PREP = "5d0c3e1f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f"
 
 
 def _jobs_session(tmp_path: Path) -> Path:
@@ -178,7 +179,14 @@ def _jobs_session(tmp_path: Path) -> Path:
     start = datetime(2026, 11, 23, 18, 43, 5).timestamp()
     (logs / "events" / "event_JOBS.log").write_text(EVENTS % (start, start + 19))
     (logs / "jobs" / "supervisor-raysubmit_aEkz.log").write_text(SUPERVISOR)
-    (logs / "job-driver-raysubmit_aEkz.log").write_text("waiting for a GPU task on a CPU-only cluster\n")
+    # The driver log names its job by what Ray forwarded to it: its task's `(prepare_batch pid=31060)`
+    # line, and that pid's worker file is job 02000000's (ray_links).
+    (logs / "job-driver-raysubmit_aEkz.log").write_text(
+        "\x1b[36m(prepare_batch pid=31060)\x1b[0m prepared 8 prompts\nwaiting for a GPU task on a CPU-only cluster\n"
+    )
+    (logs / f"worker-{WID_PREP}-02000000-31060.out").write_text(
+        ":job_id:02000000\n:task_name:prepare_batch\nprepared 8 prompts\n"
+    )
     (logs / f"worker-{WID}-04000000-31513.out").write_text(
         ":job_id:04000000\n:actor_name:Learner\ntrain step 4 loss=0.4000\ntrain step 5 loss=0.3333\n"
     )
@@ -198,7 +206,8 @@ def test_jobs_and_windows_come_from_rays_own_files(tmp_path: Path) -> None:
     # 01000000 is the dashboard's own job (its actors supervise submissions): no section of its own.
     assert set(spans) == {"raysubmit_aEkz", "04000000"}
     sub = spans["raysubmit_aEkz"]
-    assert sub.job_id == "02000000" and sub.status == "FAILED"  # registered inside the submission's window
+    assert sub.job_id == "02000000" and sub.status == "FAILED"  # the pid its driver log forwarded
+    assert sub.job_id_from == "driver-log worker output"
     # From the start's second to the end + 1 s (events give seconds) + 10 s after + 1 s of slack.
     assert sub.window() == (_local(18, 43, 5), _local(18, 43, 36))
     # Shown as rlfix shows every time of a fleet or a cluster: UTC.

@@ -9,9 +9,11 @@ line belongs to the jobs whose window holds its timestamp, and lines in no windo
 
 A job is a `JobSpan`: a submission id and/or a job id, and its window in epoch seconds. Spans
 come from the Jobs API (`list_jobs`), or, offline, from the files: `gcs_server.out` registers and
-finishes each job id, `events/event_JOBS.log` starts and completes each submission, and a job id
-registered inside a submission's window is that submission's driver. A submission that failed
-before its driver started (a bad runtime_env) has a window and no job id. This module does not
+finishes each job id, `events/event_JOBS.log` starts and completes each submission, and a
+submission's job id is the one its driver log names (`ray_links`: its workers' forwarded output,
+Ray's actor ids), never the one registered nearest in time. A submission that failed before its
+driver started (a bad runtime_env) has a window and no job id; one whose driver log names no job
+has its job id unknown, and the job id it had stays a section of its own. This module does not
 import Ray.
 """
 
@@ -30,6 +32,7 @@ from typing import Any
 from rlfix.clock import epoch, parse
 from rlfix.core import Triage
 from rlfix.details import ExitStatus
+from rlfix.integrations.ray_links import FROM_API, UNKNOWN, pid_jobs, session_links
 from rlfix.integrations.ray_logs import (
     SHARED_KINDS,
     Cut,
@@ -87,6 +90,8 @@ class JobSpan:
     message: str = ""
     #: Where its window ends: `end` + `AFTER_END_S`, or the next job's start if that is sooner.
     until: float | None = None
+    #: How a submission's job id is known (`ray_links`: the Jobs API, the driver log, or unknown).
+    job_id_from: str = ""
 
     @property
     def key(self) -> str:
@@ -98,6 +103,8 @@ class JobSpan:
         """`raysubmit_… (job 02000000)`, or the one id there is."""
         if self.submission_id and self.job_id:
             return f"{self.submission_id} (job {self.job_id})"
+        if self.submission_id and self.job_id_from == UNKNOWN:
+            return f"{self.submission_id} (job id unknown)"
         return self.key
 
     def window(self) -> Window | None:
@@ -118,6 +125,7 @@ class JobSpan:
             "job": self.key,
             "submission_id": self.submission_id,
             "job_id": self.job_id,
+            "job_id_from": self.job_id_from or None,
             "start": utc_text(window[0]) if window else None,
             "until": utc_text(window[1]) if window else None,
             "status": self.status,
@@ -235,24 +243,16 @@ def session_jobs(logs: str | os.PathLike[str]) -> list[JobSpan]:
     """Every job of a session's logs folder, with its window (see the module's docstring)."""
     root = Path(logs)
     drivers = _driver_jobs(root)
-    internal = _internal_jobs(root)
+    internal = frozenset(_internal_jobs(root))
     subs = _submissions(root)
-    spans = dict(subs)
+    links = session_links(root, subs, internal)
+    spans = {key: replace(span, job_id=links[key].job_id, job_id_from=links[key].how) for key, span in subs.items()}
+    claimed = {link.job_id for link in links.values() if link.job_id}
     for job_id, (registered, finished, _pid) in sorted(drivers.items()):
-        if job_id in internal:
-            continue
-        owner = _owner(subs.values(), registered)
-        if owner is not None and spans[owner.key].job_id is None:
-            spans[owner.key] = replace(spans[owner.key], job_id=job_id)
-        else:
+        if job_id not in internal and job_id not in claimed:
+            # A driver no submission's log names: a job of its own (a hand-started driver, or a quiet one).
             spans[job_id] = JobSpan(job_id=job_id, start=registered, end=finished)
     return clip(spans.values())
-
-
-def _owner(subs: Iterable[JobSpan], registered: float) -> JobSpan | None:
-    """The submission whose window holds a driver's registration (the latest started, if several)."""
-    holding = [s for s in subs if s.start is not None and s.start - 1 <= registered <= (s.end or float("inf")) + 1]
-    return max(holding, key=lambda s: s.start or 0.0, default=None)
 
 
 def merge(first: Iterable[JobSpan], second: Iterable[JobSpan]) -> list[JobSpan]:
@@ -283,6 +283,7 @@ def api_jobs(details: Iterable[Any]) -> list[JobSpan]:
                 end=end / 1000 if end else None,
                 status=str(getattr(status, "value", status)),
                 message=str(getattr(d, "message", "") or ""),
+                job_id_from=FROM_API,
             )
         )
     return clip(spans)
@@ -319,13 +320,14 @@ class Ownership:
     @classmethod
     def of(cls, files: Iterable[LogFile]) -> Ownership:
         """Read the worker id -> job id and pid -> job id maps off the file names."""
-        workers, pids = {}, {}
-        for log in files:
-            m = _WORKER_FILE.match(log.name)
+        workers = {}
+        names = [log.name for log in files]
+        for name in names:
+            m = _WORKER_FILE.match(name)
             if m:
                 workers[m.group(1)] = m.group(2)
-                pids[m.group(3)] = m.group(2)
-        return cls(workers, pids)
+        # A pid two jobs' files share (reused by the OS) names neither job.
+        return cls(workers, pid_jobs(names))
 
     def named_job(self, line: bytes) -> str | None:
         """The job a shared-log line names: its `job_id=`, a worker id or a worker pid this folder knows."""
