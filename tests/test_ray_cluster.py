@@ -466,6 +466,28 @@ def test_every_job_names_its_own_cause_first_on_every_face(head: RayHead, run_cl
     assert checked >= len(CAUSES), checked
 
 
+def test_a_copied_folder_pairs_each_submission_with_its_own_job_id(head: RayHead, tmp_path: Path) -> None:
+    """Offline, on a copy of this session's logs: every submission has the job id the Jobs API gives it,
+    or none (its driver log names no job), never another submission's (issue 22, item 3)."""
+    import shutil
+
+    from ray.job_submission import JobSubmissionClient
+
+    from rlfix.integrations.ray_jobs import session_jobs
+
+    copy = tmp_path / "logs"
+    shutil.copytree(head.logs_dir, copy, symlinks=True)
+    offline = {s.submission_id: s for s in session_jobs(copy) if s.submission_id}
+    listed = [j for j in JobSubmissionClient(head.dashboard_url).list_jobs() if j.submission_id]
+    assert listed and {j.submission_id for j in listed} <= set(offline)
+    for job in listed:
+        span = offline[job.submission_id]
+        assert span.job_id in (None, job.job_id), (job.submission_id, span.job_id, job.job_id)
+    # The actor whose output reached its driver (`(Learner pid=N) train step …`) is linked for sure.
+    sigkill = offline[SUBMITTED["sigkill"]]
+    assert sigkill.job_id is not None and sigkill.job_id_from == "driver-log worker output", sigkill
+
+
 def test_one_job_and_a_time_window(head: RayHead, run_cli: RunCli) -> None:
     env = {"HOME": str(head.home)}
     job = SUBMITTED["sigkill"]
