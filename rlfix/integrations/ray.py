@@ -45,6 +45,7 @@ from rlfix.integrations.ray_jobs import (
     utc_text,
 )
 from rlfix.integrations.ray_logs import LogFile, feed_session_logs, resolve_logs_dir
+from rlfix.integrations.ray_order import BY_DRIVER_LOG, BY_FILE_TIMES, BY_TIMESTAMPS
 from rlfix.integrations.ray_scan import (
     SCAN_TIMEOUT,
     JobScope,
@@ -496,7 +497,7 @@ def _folder_section(
 ) -> JobSection:
     """One job of a logs folder: its files, its window of the shared logs, its dead actors, workers and nodes."""
     triage = Triage(kb)
-    feed_job(triage, logs, files, owners, span)
+    worker_order = feed_job(triage, logs, files, owners, span)
     triage.set_exit_status(outcome(span.status))
     if url and span.job_id:
         workers = frozenset(w for w, j in owners.workers.items() if j == span.job_id)
@@ -505,7 +506,12 @@ def _folder_section(
     report = triage.report()
     if span.job_id:
         report = with_last_words(report, dead_in_folder(logs, span.job_id))
-    return JobSection(span.key, _heading(span), report, span.to_dict())
+    heading = _heading(span) + (f"; worker files read in {_ORDER_WORDS[worker_order]}" if worker_order else "")
+    return JobSection(span.key, heading, report, {**span.to_dict(), "worker_order": worker_order or None})
+
+
+#: How a section's heading says which rule ordered its worker files (`ray_order`).
+_ORDER_WORDS = {BY_TIMESTAMPS: "timestamp order", BY_DRIVER_LOG: "driver-log order", BY_FILE_TIMES: "file-time order"}
 
 
 def _dead_nodes(url: str | None, errors: list[str]) -> list[DeadNode]:

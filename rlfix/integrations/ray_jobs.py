@@ -42,6 +42,7 @@ from rlfix.integrations.ray_logs import (
     session_log_files,
     time_cut,
 )
+from rlfix.integrations.ray_order import order_workers
 
 #: Seconds after a job ends that its shared-log lines still belong to it (Ray reports a kill or a
 #: dropped lease a moment after the driver exits), unless another job starts sooner.
@@ -429,10 +430,25 @@ def folder_files(logs: str | os.PathLike[str]) -> list[LogFile]:
 # --- feeding a job's part of a logs folder -------------------------------------------------
 
 
-def feed_job(triage: Triage, logs: Path, files: list[LogFile], owners: Ownership, span: JobSpan) -> None:
-    """Feed a job's own files and its window of the shared logs from one logs folder."""
+def feed_job(triage: Triage, logs: Path, files: list[LogFile], owners: Ownership, span: JobSpan) -> str:
+    """Feed a job's own files and its window of the shared logs from one logs folder.
+
+    The job's worker files are read in the order their first errors happened (`ray_order`), not
+    by name; returns the rule that ordered them ("" when fewer than two had an error line).
+    """
     mine = set(job_files(files, span, owners))
-    feed_session_logs(triage, logs, keep=mine.__contains__, cut=job_cut(span, owners))
+    driver = logs / f"job-driver-{span.submission_id}.log" if span.submission_id else None
+    used: list[str] = [""]
+
+    def arrange(chosen: list[LogFile]) -> list[LogFile]:
+        workers = [log for log in chosen if log.rule.kind == "worker"]
+        order = order_workers(workers, triage.kb, driver if driver is not None and driver.is_file() else None)
+        used[0] = order.by
+        ordered = iter(order.files)
+        return [next(ordered) if log.rule.kind == "worker" else log for log in chosen]
+
+    feed_session_logs(triage, logs, keep=mine.__contains__, cut=job_cut(span, owners), arrange=arrange)
+    return used[0]
 
 
 def feed_node(

@@ -389,6 +389,7 @@ def feed_session_logs(
     cut: Cut | None = None,
     keep: Callable[[LogFile], bool] | None = None,
     cut_all: bool = False,
+    arrange: Callable[[list[LogFile]], list[LogFile]] | None = None,
 ) -> list[LogFile]:
     """Feed the signal-carrying files of a logs folder to `triage`; return the files read.
 
@@ -396,13 +397,16 @@ def feed_session_logs(
     With `since` (seconds since 1970 UTC, or a stamp: see `at`), lines of the cluster-wide logs
     older than it are skipped;
     `cut` filters those logs instead (a job's time window; every file's with `cut_all`), and
-    `keep` chooses the files.
+    `keep` chooses the files, and `arrange` may reorder the chosen ones (a job's worker files by time).
     """
     root = Path(directory)
     read: list[LogFile] = []
-    for log in session_log_files(root, job_id=job_id, submission_id=submission_id):
-        if not log.rule.scan or (keep is not None and not keep(log)):
-            continue
+    chosen = [
+        log
+        for log in session_log_files(root, job_id=job_id, submission_id=submission_id)
+        if log.rule.scan and (keep is None or keep(log))
+    ]
+    for log in arrange(chosen) if arrange is not None else chosen:
         feed_log_file(triage, log, prefix + str(log.path.relative_to(root)), max_bytes, since, cut=cut, cut_all=cut_all)
         read.append(log)
     return read
