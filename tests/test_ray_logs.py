@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from rlfix.integrations.ray_logs import (
     resolve_logs_dir,
     session_log_files,
 )
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, RunCli
 
 OOM = (
     "[2026-11-22 01:10:16,361 I 24810 24833] (raylet) node_manager.cc:3199: Killing 1 worker(s), kill details: "
@@ -442,3 +443,61 @@ def test_identity_names_jobs_by_id_worker_and_pid() -> None:
     assert owners.named_job(b"Driver (pid=29892) is disconnected. worker_id=01000000" + b"f" * 48) == "01000000"
     assert owners.named_job(b"Killing 1 worker(s), kill details: Memory on the node was 8.27GB used") is None
     assert owners.named_job(b"Worker PID: 99999 unknown") is None
+
+
+# --- absurd values in Ray's own files (security audit 2026-11-26, M15 and M10c) ----------------
+
+
+@pytest.mark.parametrize("stamp", ["nan", "1e999", "-99999999999999", "inf"])
+def test_an_absurd_event_time_is_skipped_not_a_traceback(tmp_path: Path, stamp: str, run_cli: RunCli) -> None:
+    logs = tmp_path / "logs"
+    (logs / "events").mkdir(parents=True)
+    (logs / "raylet.out").touch()
+    (logs / "gcs_server.out").touch()
+    start = datetime(2026, 11, 23, 18, 43, 5).timestamp()
+    (logs / "events" / "event_JOBS.log").write_text(
+        f'{{"source_type": "JOBS", "message": "Started a ray job raysubmit_x.", "timestamp": "{stamp}"}}\n'
+        f'{{"source_type": "JOBS", "message": "Started a ray job raysubmit_y.", "timestamp": "{start:.0f}"}}\n'
+    )
+    from rlfix.integrations.ray_jobs import session_jobs
+
+    spans = {s.key: s for s in session_jobs(logs)}
+    assert "raysubmit_x" not in spans and spans["raysubmit_y"].start == start  # the bad value only is skipped
+    proc = run_cli(["ray", "logs", str(logs)])
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_a_5000_digit_driver_pid_is_no_pid_not_a_traceback(tmp_path: Path, run_cli: RunCli) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "raylet.out").touch()
+    (logs / "gcs_server.out").write_text(
+        "[2026-11-23 18:41:44,941 I 29493 29493] (gcs_server) gcs_job_manager.cc:115: Registering job. "
+        f"job_id=02000000 driver_pid={'9' * 5000}\n"
+    )
+    from rlfix.integrations.ray_jobs import session_jobs
+
+    assert [s.job_id for s in session_jobs(logs)] == ["02000000"]  # the job is still known
+    proc = run_cli(["ray", "logs", str(logs)])
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_a_job_ray_marked_failed_is_never_healthy(tmp_path: Path, run_cli: RunCli) -> None:
+    """The audit's M10c reproduction: Ray says FAILED, no signature matches: 1 failed, exit 1, no token shown."""
+    logs = tmp_path / "s" / "logs"
+    (logs / "events").mkdir(parents=True)
+    (logs / "raylet.out").touch()
+    (logs / "gcs_server.out").touch()
+    start = int(datetime(2026, 11, 23, 18, 43, 5).timestamp())
+    (logs / "events" / "event_JOBS.log").write_text(
+        f'{{"source_type": "JOBS", "message": "Started a ray job raysubmit_a.", "timestamp": "{start}"}}\n'
+        '{"source_type": "JOBS", "message": "Completed a ray job raysubmit_a with a status FAILED. Job entrypoint '
+        'command failed with exit code 1 HF_TOKEN=hf_JobMsgQz7xK2mP9vL4nR8tW1yB5cD3", "timestamp": "%d"}\n'
+        % (start + 19)
+    )
+    (logs / "job-driver-raysubmit_a.log").write_text("training step 3\n")
+    proc = run_cli(["ray", "logs", str(logs)])
+    assert proc.returncode == 1 and proc.stdout.startswith("rlfix: Ray session: 1 job, 1 failed"), proc.stdout
+    doc = run_cli(["ray", "logs", str(logs), "-f", "json"])
+    assert doc.returncode == 1 and "hf_JobMsg" not in doc.stdout
+    assert json.loads(doc.stdout)["fleet"]["jobs"][0]["failed"] is True

@@ -59,6 +59,10 @@ _CORE_WORKER = re.compile(r"^python-core-worker-([0-9a-f]+)_\d+\.log$")
 _CORE_DRIVER = re.compile(r"^python-core-driver-([0-9a-f]{8})f*_\d+\.log$")
 _DRIVER_FILE = re.compile(r"^job-driver-(.+)\.log$")
 _STAMP = re.compile(r"^\[?(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d+)?)")
+#: A pid has at most this many digits (Linux caps pids at 2^22); a longer run of digits is not one.
+_MAX_PID_DIGITS = 10
+#: Event times outside these (seconds since 1970 UTC: 1970 to the year 3000) are no times (NaN fails both).
+_EARLIEST, _LATEST = 0.0, 32_503_680_000.0
 # What raylet and GCS lines name (node_manager.cc, gcs_worker_manager.cc, worker_killing_policy*.cc):
 # `job_id=01000000`, `job ID=01000000`, `worker_id=<56 hex>`, `worker id = <56 hex>`, `worker ID=<56 hex>`,
 # `Worker PID: 30141`, `pid=30141`.
@@ -182,7 +186,9 @@ def _driver_jobs(logs: Path) -> dict[str, list[Any]]:
             m = _REGISTER.match(line)
             registered = _epoch(m.group(1)) if m else None
             if m and registered is not None:
-                found[m.group(2)] = [registered, None, int(m.group(3))]
+                # A pid longer than any real one (the security audit's 5000 digits) is no pid, not a crash.
+                pid = int(m.group(3)) if len(m.group(3)) <= _MAX_PID_DIGITS else None
+                found[m.group(2)] = [registered, None, pid]
                 continue
             m = _FINISH.match(line)
             if m and m.group(2) in found:
@@ -208,6 +214,8 @@ def _submissions(logs: Path) -> dict[str, JobSpan]:
             event = json.loads(line)
             message, when = str(event["message"]), float(event["timestamp"])
         except (ValueError, KeyError, TypeError):
+            continue
+        if not _EARLIEST <= when <= _LATEST:  # "nan", "1e999", "-99999999999999": no time, skip the event
             continue
         done = _STATUS.match(message)
         if message.startswith("Started a ray job "):
