@@ -502,7 +502,10 @@ def test_one_job_and_a_time_window(head: RayHead, run_cli: RunCli) -> None:
     assert proc.returncode == 2 and "no job 'raysubmit_nope'" in proc.stderr
     proc = run_cli(["ray", "job", "--last-failed", "--address", head.dashboard_url, "-f", "json"], env=env)
     assert proc.returncode == 1, proc.stderr
-    assert json.loads(proc.stdout)["diagnoses"][0]["id"] == CAUSES[max(SUBMITTED, key=_order)]
+    last = max(SUBMITTED, key=_order)
+    assert json.loads(proc.stdout)["diagnoses"][0]["id"] == CAUSES[last]
+    # It names the job it picked (stderr: stdout stays the report's JSON).
+    assert proc.stderr.startswith(f"rlfix: --last-failed: {SUBMITTED[last]}"), proc.stderr
 
 
 def _order(name: str) -> int:

@@ -501,3 +501,30 @@ def test_a_job_ray_marked_failed_is_never_healthy(tmp_path: Path, run_cli: RunCl
     doc = run_cli(["ray", "logs", str(logs), "-f", "json"])
     assert doc.returncode == 1 and "hf_JobMsg" not in doc.stdout
     assert json.loads(doc.stdout)["fleet"]["jobs"][0]["failed"] is True
+
+
+def test_last_failed_names_the_job_it_picked() -> None:
+    from rlfix.integrations.ray import picked
+    from rlfix.integrations.ray_jobs import JobSpan
+
+    span = JobSpan("raysubmit_6V1gk14rEkqMpXgV", "0a000000", start=1_795_460_000.0, end=1_795_460_040.0)
+    assert (
+        picked(span) == f"rlfix: --last-failed: raysubmit_6V1gk14rEkqMpXgV (job 0a000000), failed {utc_text(span.end)}"
+    )
+    assert picked(JobSpan(job_id="0b000000")) == "rlfix: --last-failed: 0b000000"
+
+
+def test_a_submission_id_is_masked_whole_in_error_templates() -> None:
+    """Digits inside a submission id were masked one by one (`raysubmit_<N>C<N>zZHz…`): the id is one id."""
+    import re
+
+    from rlfix.templates import pattern_for, template
+
+    one = "Job raysubmit_9C8zZHzsFUJnnSTN FAILED: Job entrypoint command failed with exit code 1"
+    other = "Job raysubmit_Fkmy9dywLKu44MNy FAILED: Job entrypoint command failed with exit code 1"
+    assert (
+        template(one)
+        == template(other)
+        == "Job raysubmit_<ID> FAILED: Job entrypoint command failed with exit code <N>"
+    )
+    assert re.fullmatch(pattern_for(one), other)  # a drafted pattern matches the next submission too

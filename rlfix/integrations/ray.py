@@ -221,12 +221,23 @@ def _last_words_live(triage: Triage, url: str, job_id: str | None) -> Report:
 @ray_boundary("Ray job")
 def last_failed_job(address: str | None = None, *, connect_timeout: float = DEFAULT_TIMEOUT) -> str:
     """The submission id (else job id) of the job that failed last on the cluster; `UsageError` if none did."""
+    return last_failed_span(address, connect_timeout=connect_timeout).key
+
+
+def last_failed_span(address: str | None = None, *, connect_timeout: float = DEFAULT_TIMEOUT) -> JobSpan:
+    """The job that failed last on the cluster, with its ids and times (`last_failed_job` gives its name)."""
     url = dashboard_url(address, connect_timeout)
     client = _client(url, connect_timeout)
     failed = [s for s in api_jobs(bounded(client.list_jobs, connect_timeout, "Ray job list")) if s.status == "FAILED"]
     if not failed:
         raise UsageError(f"no failed Ray job at {url}")
-    return max(failed, key=lambda s: s.end or s.start or 0.0).key
+    return max(failed, key=lambda s: s.end or s.start or 0.0)
+
+
+def picked(span: JobSpan) -> str:
+    """The line `--last-failed` prints first: which job it picked (`raysubmit_… (job 0b000000), failed 2026-…Z`)."""
+    when = utc_text(span.end or span.start)
+    return f"rlfix: --last-failed: {span.label}" + (f", failed {when}" if when else "")
 
 
 @ray_boundary("Ray job")
