@@ -528,3 +528,18 @@ def test_a_submission_id_is_masked_whole_in_error_templates() -> None:
         == "Job raysubmit_<ID> FAILED: Job entrypoint command failed with exit code <N>"
     )
     assert re.fullmatch(pattern_for(one), other)  # a drafted pattern matches the next submission too
+
+
+def test_text_slips_worker_worker_and_evidence_below() -> None:
+    """A Ray task named `worker` is "worker", not "worker worker"; the fix points up to the evidence."""
+    from rlfix.details import ExitStatus
+
+    triage = Triage()
+    triage.feed("(worker pid=10669) RuntimeError: CUDA error: an illegal memory access was encountered", "driver")
+    text = triage.report().render("text")
+    assert "first seen on worker\n" in text and "worker worker" not in text
+    triage = Triage()
+    triage.feed("ERROR: reward model endpoint http://rm.internal:8000/score unreachable after 5 retries", "driver")
+    triage.set_exit_status(ExitStatus(1))
+    text = triage.report().render("text")
+    assert text.index("evidence:") < text.index("Read the evidence lines above") and " below" not in text
