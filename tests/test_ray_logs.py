@@ -543,3 +543,21 @@ def test_text_slips_worker_worker_and_evidence_below() -> None:
     triage.set_exit_status(ExitStatus(1))
     text = triage.report().render("text")
     assert text.index("evidence:") < text.index("Read the evidence lines above") and " below" not in text
+
+
+def test_memory_above_threshold_without_a_kill_is_not_a_kill(tmp_path: Path) -> None:
+    """The memory monitor prints "above threshold" on every refresh, also when it kills nothing (trial D14)."""
+    record = (FIXTURES / "ray-oom-killer--raylet-out.log").read_text().splitlines()
+    above = next(line for line in record if "Node memory usage above threshold" in line)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "raylet.out").write_text(above + "\n")
+    triage = Triage()
+    feed_session_logs(triage, logs)
+    assert triage.report().get("ray-oom-killer") is None
+    # The kill record itself still is one, from its own lines.
+    (logs / "raylet.out").write_text("\n".join(record) + "\n")
+    triage = Triage()
+    feed_session_logs(triage, logs)
+    kill = triage.report().get("ray-oom-killer")
+    assert kill is not None and "above threshold" not in kill.first.text
