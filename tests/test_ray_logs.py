@@ -561,3 +561,40 @@ def test_memory_above_threshold_without_a_kill_is_not_a_kill(tmp_path: Path) -> 
     feed_session_logs(triage, logs)
     kill = triage.report().get("ray-oom-killer")
     assert kill is not None and "above threshold" not in kill.first.text
+
+
+# Ray 2.60's monitor.log when the autoscaler's metrics port (44217) was taken, recorded here (paths neutral).
+METRICS_PORT_TAKEN = """\
+2026-11-26 11:24:55,038\tINFO monitor.py:199 -- Starting autoscaler metrics server on port 44217
+2026-11-26 11:24:55,038\tERROR monitor.py:218 -- An exception occurred while starting the metrics server.
+Traceback (most recent call last):
+  File "/home/user/venv/lib/python3.11/site-packages/ray/autoscaler/_private/monitor.py", line 207, in __init__
+    prometheus_client.start_http_server(
+  File "/home/user/venv/lib/python3.11/site-packages/prometheus_client/exposition.py", line 260, in start_wsgi_server
+    httpd = make_server(addr, port, app, TmpServer, handler_class=_SilentHandler)
+  File "/usr/local/lib/python3.11/socketserver.py", line 472, in server_bind
+    self.socket.bind(self.server_address)
+OSError: [Errno 98] Address already in use
+2026-11-26 11:24:55,070\tINFO monitor.py:226 -- Monitor: Started
+"""
+
+
+def test_rays_metrics_port_clash_is_not_a_rendezvous_error(tmp_path: Path) -> None:
+    """The autoscaler logs it and runs on without metrics: not dist-port-in-use (trial D14)."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "monitor.log").write_text(METRICS_PORT_TAKEN + "OSError: [Errno 98] Address already in use\n")
+    triage = Triage()
+    feed_session_logs(triage, logs)
+    clash = triage.report().get("dist-port-in-use")
+    # Only the copy outside Ray's record (line 12) is read; the record's lines keep their numbers.
+    assert clash is not None and [e.line for e in clash.evidence] == [12]
+    (logs / "monitor.log").write_text(METRICS_PORT_TAKEN)
+    triage = Triage()
+    feed_session_logs(triage, logs, since="2026-11-26 11:00:00")  # through a time window too
+    assert triage.report().get("dist-port-in-use") is None
+    # The same line from a job's own worker is still the rendezvous clash it is.
+    (logs / "worker-aa-02000000-7.err").write_text("OSError: [Errno 98] Address already in use\n")
+    triage = Triage()
+    feed_session_logs(triage, logs)
+    assert triage.report().get("dist-port-in-use") is not None

@@ -22,6 +22,7 @@ from typing import BinaryIO
 from rlfix.clock import epoch, parse
 from rlfix.core import Triage
 from rlfix.errors import InputError
+from rlfix.integrations.ray_chatter import quiet
 from rlfix.read.inputs import Input, Problem, expand
 
 #: A file above this size is read at its head (a quarter) and its tail (the rest) only.
@@ -351,7 +352,9 @@ def feed_log_file(
             if not item.skipped:
                 triage.add_error(f"{source}: {item.message}")
             return
-        _feed_bounded(triage, item, source, max_bytes, cut if cut_all or log.rule.kind in SHARED_KINDS else None)
+        chosen = cut if cut_all or log.rule.kind in SHARED_KINDS else None
+        # Ray's own non-fatal trouble (the autoscaler's metrics port taken) is no job's failure.
+        _feed_bounded(triage, item, source, max_bytes, quiet(log.rule.kind, chosen))
 
 
 def _feed_bounded(triage: Triage, item: Input, source: str, max_bytes: int, cut: Cut | None) -> None:
