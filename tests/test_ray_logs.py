@@ -598,3 +598,19 @@ def test_rays_metrics_port_clash_is_not_a_rendezvous_error(tmp_path: Path) -> No
     triage = Triage()
     feed_session_logs(triage, logs)
     assert triage.report().get("dist-port-in-use") is not None
+
+
+def test_triage_on_rays_temp_root_counts_sessions_only(tmp_path: Path) -> None:
+    """`/tmp/ray` holds Ray's own files beside its sessions; they were counted as healthy jobs (trial D14)."""
+    from rlfix.fleet.jobs import find_jobs
+
+    logs = _session(tmp_path)  # tmp_path/session_…/logs, and session_latest linking to it
+    (tmp_path / "ray_current_cluster").write_text("127.0.0.1:6379\n")
+    (tmp_path / "prom_metrics_service_discovery.json").write_text('[{"labels": {}, "targets": []}]\n')
+    assert [Path(j.path).name for j in find_jobs([str(tmp_path)])] == [logs.parent.name]
+    # A folder of jobs that is no Ray temp root keeps every file as a job.
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "metrics.json").write_text("{}\n")
+    (plain / "train.log").write_text("step 1\n")
+    assert sorted(Path(j.path).name for j in find_jobs([str(plain)])) == ["metrics.json", "train.log"]

@@ -65,9 +65,16 @@ def find_jobs(args: Sequence[str]) -> Iterator[Job]:
 def _jobs_of(arg: str) -> Iterator[Job]:
     path = Path(arg)
     if path.is_dir() and not is_ray_session(path):
-        for child in sorted(path.iterdir()):
-            if not child.name.startswith(".") and not (child.suffix in NOT_LOGS and child.is_file()):
-                yield Job(str(child), ray=is_ray_session(child))
+        children = sorted(path.iterdir())
+        # Ray's temp root (`/tmp/ray`) holds its sessions and a few files of its own
+        # (`ray_current_cluster`, `prom_metrics_service_discovery.json`): only the sessions are jobs.
+        temp_root = any(c.name.startswith("session_") and is_ray_session(c) for c in children)
+        for child in children:
+            if child.name.startswith(".") or (child.suffix in NOT_LOGS and child.is_file()):
+                continue
+            ray = is_ray_session(child)
+            if ray or not temp_root:
+                yield Job(str(child), ray=ray)
     elif os.path.lexists(arg):
         yield Job(arg, ray=is_ray_session(path))
     else:
