@@ -614,3 +614,31 @@ def test_triage_on_rays_temp_root_counts_sessions_only(tmp_path: Path) -> None:
     (plain / "metrics.json").write_text("{}\n")
     (plain / "train.log").write_text("step 1\n")
     assert sorted(Path(j.path).name for j in find_jobs([str(plain)])) == ["metrics.json", "train.log"]
+
+
+def test_ray_cluster_json_carries_each_nodes_summary() -> None:
+    """`rlfix ray cluster -f json` had no node summary, though docs/ray.md promised it (trial D13)."""
+    from rlfix.fleet.sections import JobReports
+    from rlfix.integrations.ray_scan import node_scan
+
+    def part(sources: list[list[object]], counts: dict[str, int]) -> dict[str, object]:
+        return {"lines": [], "counts": counts, "sources": sources, "errors": []}
+
+    raylet = ["raylet.out", 4000, 300_000, False]
+    result = {
+        "node_id": "946194a3",
+        "ip": "192.0.2.2",
+        "logs_dir": "/tmp/ray/session_latest/logs",
+        # Two jobs and the node read the same raylet.out: it is one file of the node, counted once.
+        "jobs": [
+            (None, part([raylet, ["worker-aa-02000000-7.err", 12, 800, False]], {"python-exception": 2})),
+            (None, part([raylet], {"ray-oom-killer": 1})),
+        ],
+        "node": part([raylet], {}),
+    }
+    scan = node_scan(result)
+    assert (scan.files, scan.lines, scan.bytes) == (2, 4012, 300_800)
+    assert scan.counts == {"python-exception": 2, "ray-oom-killer": 1}
+    doc = JobReports((), None, ray_nodes=(scan,)).to_dict()
+    assert doc["ray_nodes"] == [scan.to_dict()] and doc["ray_nodes"][0]["ip"] == "192.0.2.2"
+    assert "ray_nodes" not in JobReports(()).to_dict()  # `ray logs` scans no node

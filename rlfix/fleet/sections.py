@@ -21,6 +21,7 @@ from typing import Any
 
 from rlfix import safe
 from rlfix.conclude.unrecognized import UNRECOGNIZED_ID
+from rlfix.details import NodeScan
 from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE, UsageError
 from rlfix.fleet.gather import FleetBuilder
 from rlfix.fleet.model import Fleet, JobSummary
@@ -60,6 +61,8 @@ class JobReports:
     node: JobSection | None = None
     title: str = "rlfix"
     errors: tuple[str, ...] = ()
+    #: What each node's scan read and found (`rlfix ray cluster`); None where no node was scanned.
+    ray_nodes: tuple[NodeScan, ...] | None = None
 
     @property
     def fleet(self) -> Fleet:
@@ -102,6 +105,7 @@ class JobReports:
             "jobs": [s.to_dict() for s in self.sections],
             "node": self.node.to_dict() if self.node is not None else None,
             "errors": list(self.errors),
+            **({"ray_nodes": [n.to_dict() for n in self.ray_nodes]} if self.ray_nodes is not None else {}),
         }
 
     def render(self, fmt: str = "text", **options: Any) -> str:

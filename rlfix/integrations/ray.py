@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import sys
@@ -26,6 +27,7 @@ from typing import IO, Any, Literal
 
 from rlfix.alerts import Alert
 from rlfix.core import Triage
+from rlfix.details import NodeScan
 from rlfix.errors import InputError, UsageError
 from rlfix.fleet.sections import NODE, JobReports, JobSection
 from rlfix.integrations.ray_connect import DEFAULT_TIMEOUT, bounded, init_quietly, ray_boundary, require_gcs
@@ -50,6 +52,7 @@ from rlfix.integrations.ray_scan import (
     SCAN_TIMEOUT,
     JobScope,
     merge_lines,
+    node_scan,
     on_every_node,
     scan_into,
     scan_jobs_this_node,
@@ -645,8 +648,9 @@ def diagnose_cluster_jobs(
             except Exception as exc:
                 errors.append(f"Ray Jobs API at {url}: {str(exc).strip().splitlines()[0][:300]}")
         scope = JobScope(tuple(spans), job, since, until, node=job is None)
-        gathered = _gather_jobs(kb_obj, scope, errors)
-        return _job_reports(gathered, kb_obj, url, job, errors)
+        scans: list[NodeScan] = []
+        gathered = _gather_jobs(kb_obj, scope, errors, scans)
+        return dataclasses.replace(_job_reports(gathered, kb_obj, url, job, errors), ray_nodes=tuple(scans))
     finally:
         if connected_here:
             ray.shutdown()
@@ -656,10 +660,12 @@ def diagnose_cluster_jobs(
 Gathered = dict[str, tuple[JobSpan, Triage, list[tuple[str, Any]]]]
 
 
-def _gather_jobs(kb: KnowledgeBase, scope: JobScope, errors: list[str]) -> Gathered:
-    """Every node's per-job evidence merged into one `Triage` per job (key `node` for the nodes' own)."""
+def _gather_jobs(kb: KnowledgeBase, scope: JobScope, errors: list[str], scans: list[NodeScan]) -> Gathered:
+    """Every node's per-job evidence merged into one `Triage` per job (key `node` for the nodes' own);
+    each node's summary is appended to `scans`."""
     out: Gathered = {}
     for result in on_every_node(scan_jobs_this_node, (kb, scope), errors.append, SCAN_TIMEOUT):
+        scans.append(node_scan(result))
         parts = [(span, part) for span, part in result["jobs"]]
         if result["node"] is not None:
             parts.append((JobSpan(), result["node"]))

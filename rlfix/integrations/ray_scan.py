@@ -202,6 +202,30 @@ def merge_node(triage: Triage, result: Mapping[str, Any]) -> NodeScan:
     )
 
 
+def node_scan(result: Mapping[str, Any]) -> NodeScan:
+    """One node's summary from its per-job scan (`scan_jobs_this_node`): the files it read, each once
+    (a shared log is read by several jobs), their lines and bytes, and each signature's findings over
+    its jobs and its own section."""
+    sources: dict[str, tuple[int, int]] = {}
+    counts: dict[str, int] = {}
+    parts = [part for _, part in result["jobs"]] + ([result["node"]] if result["node"] is not None else [])
+    for part in parts:
+        for name, lines, size, *_ in part["sources"]:
+            seen = sources.get(str(name), (0, 0))
+            sources[str(name)] = (max(seen[0], int(lines)), max(seen[1], int(size)))
+        for sig_id, count in part["counts"].items():
+            counts[sig_id] = counts.get(sig_id, 0) + int(count)
+    return NodeScan(
+        node_id=str(result["node_id"]),
+        ip=str(result["ip"]),
+        logs_dir=str(result["logs_dir"]),
+        files=len(sources),
+        lines=sum(lines for lines, _ in sources.values()),
+        bytes=sum(size for _, size in sources.values()),
+        counts=counts,
+    )
+
+
 def with_nodes(report: Report, nodes: list[NodeScan]) -> Report:
     """The report with the per-node summary in `insights.ray_nodes`."""
     return dataclasses.replace(report, insights=dataclasses.replace(report.insights, ray_nodes=tuple(nodes)))
