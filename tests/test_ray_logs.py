@@ -642,3 +642,33 @@ def test_ray_cluster_json_carries_each_nodes_summary() -> None:
     doc = JobReports((), None, ray_nodes=(scan,)).to_dict()
     assert doc["ray_nodes"] == [scan.to_dict()] and doc["ray_nodes"][0]["ip"] == "192.0.2.2"
     assert "ray_nodes" not in JobReports(()).to_dict()  # `ray logs` scans no node
+
+
+def test_the_driver_hooks_own_report_is_not_read_back_as_evidence(tmp_path: Path) -> None:
+    """The hook prints its report into the driver log; read back, its quotes counted twice (trial D11)."""
+    from rlfix.integrations.ray_chatter import driver_lines
+
+    died = "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task."
+    hook = Triage()
+    hook.feed(died, "driver: ActorDiedError")
+    printed = hook.report().render("text", color=False).rstrip("\n").split("\n")
+    assert printed[0].startswith("rlfix: 1 finding in") and died in "\n".join(printed[1:])
+    lines = [
+        "Running entrypoint for job raysubmit_H: python hook.py",
+        "(Learner pid=40) train step 5",
+        *printed,
+        "Traceback (most recent call last):",
+        '  File "/home/user/hook.py", line 15, in <module>',
+        died,
+        "rlfix: most likely cause: ray-actor-died (Ray actor or worker died (cause reported elsewhere))",
+    ]
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "job-driver-raysubmit_H.log").write_text("\n".join(lines) + "\n")
+    triage = Triage()
+    feed_session_logs(triage, logs)
+    diag = triage.report().get("ray-actor-died")
+    assert diag is not None and [e.line for e in diag.evidence] == [len(lines) - 1], diag.evidence
+    # The driver log as the Jobs API returns it, and as --follow reads it: the same lines are dropped.
+    kept = list(driver_lines(lines))
+    assert len(kept) == len(lines) and kept[-2] == died and not any(kept[2 : 2 + len(printed)]) and not kept[-1]

@@ -30,6 +30,7 @@ from rlfix.core import Triage
 from rlfix.details import NodeScan
 from rlfix.errors import InputError, UsageError
 from rlfix.fleet.sections import NODE, JobReports, JobSection
+from rlfix.integrations.ray_chatter import driver_lines, echoed_reports
 from rlfix.integrations.ray_connect import DEFAULT_TIMEOUT, bounded, init_quietly, ray_boundary, require_gcs
 from rlfix.integrations.ray_dead import DEATHS, dead_in_folder, dead_live, from_parts, with_last_words
 from rlfix.integrations.ray_jobs import (
@@ -130,7 +131,7 @@ def _feed_driver_log(triage: Triage, url: str, client: Any, info: Any) -> bool:
     node_id = getattr(info, "driver_node_id", None)
     if info.submission_id and node_id:
         try:
-            feed_node_log(triage, url, node_id, f"job-driver-{info.submission_id}.log", source)
+            feed_node_log(triage, url, node_id, f"job-driver-{info.submission_id}.log", source, kind="driver")
             return True
         except Exception:  # a dead driver node: the Jobs API keeps what it saw
             pass
@@ -139,7 +140,8 @@ def _feed_driver_log(triage: Triage, url: str, client: Any, info: Any) -> bool:
     except RuntimeError as exc:
         triage.add_error(f"{source}: {str(exc).splitlines()[0]}")
         return False
-    triage.feed_text(text, source)
+    # As read from the node: rlfix's own report, printed there by the driver hook, is not read back.
+    triage.feed_text("\n".join(driver_lines(text.split("\n"))), source)
     return bool(text)
 
 
@@ -336,12 +338,13 @@ def _follow(
     async def tail() -> None:
         nonlocal got_any
         carry = ""
+        drop = echoed_reports()  # rlfix's own report, printed by the driver hook, is not read back
         async for chunk in client.tail_job_logs(job_id):
             got_any = True
             lines = (carry + chunk).split("\n")
             carry = lines.pop()
             for line in lines:
-                triage.feed(line, source)
+                triage.feed("" if drop(line.encode("utf-8", "surrogateescape")) else line, source)
             if deadline is not None and time.monotonic() > deadline:
                 break
         if carry:
