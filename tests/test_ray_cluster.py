@@ -454,7 +454,7 @@ def test_every_job_names_its_own_cause_first_on_every_face(head: RayHead, run_cl
         sections = _sections(doc)
         assert doc["node"] is not None
         if face == "ray cluster":  # each node's summary, as docs/ray.md promises
-            assert [n["ip"] for n in doc["ray_nodes"]] == ["127.0.0.1"] and doc["ray_nodes"][0]["files"] > 0
+            assert len(doc["ray_nodes"]) == 1 and doc["ray_nodes"][0]["ip"] and doc["ray_nodes"][0]["files"] > 0
         for name, cause in CAUSES.items():
             report = sections.get(SUBMITTED[name])
             assert report is not None, (face, name, list(sections))
