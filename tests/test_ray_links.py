@@ -9,6 +9,7 @@ the id is unknown; it must never give one submission another's id.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -150,3 +151,61 @@ def test_the_cli_json_says_how_each_id_is_known(name: str, run_cli: RunCli) -> N
     doc = json.loads(proc.stdout)
     assert doc["jobs"][0]["job_id"] == TRUTH[name]["job_id"]
     assert doc["jobs"][0]["job_id_from"] in (FROM_WORKER_OUTPUT, FROM_ACTOR_ID)
+
+
+# --- the sections of the real session: each its own cause, by identity before time -----------
+
+
+@pytest.fixture
+def recorded_zone(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Read the fixture's local stamps in the zone they were written in (truth.json), as on its machine."""
+    import time
+
+    monkeypatch.setenv("TZ", json.loads((SESSION / "truth.json").read_text())["timezone"])
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.mark.usefixtures("recorded_zone")
+def test_each_overlapping_job_of_the_real_session_has_its_own_cause() -> None:
+    from rlfix.integrations.ray import diagnose_session_jobs
+
+    reports = diagnose_session_jobs(LOGS)
+    top = {name: reports.get(t["submission_id"]) for name, t in TRUTH.items()}
+    ids = {name: (r.top.id if r is not None and r.top is not None else None) for name, r in top.items()}
+    assert ids["actor_sigkill"] == "ray-actor-died", ids
+    assert ids["bad_env"] == "ray-runtime-env-failed", ids
+    assert ids["actor_exception"] == "python-exception", ids
+    assert ids["healthy_a"] is None and ids["healthy_b"] is None, ids
+    # The runtime_env failure names the dashboard's job (the bad submission's supervisor): it is no
+    # neighbour's, not even of the submissions whose job id is unknown (their drivers started).
+    for name in ("actor_sigkill", "healthy_a", "actor_exception", "bare_exit", "quiet_exit", "healthy_b"):
+        report = top[name]
+        assert report is not None and "ray-runtime-env-failed" not in report.ids, (name, report.ids)
+        assert "ray-runtime-env-failed" not in [d.id for d in report.notes], name
+
+
+def test_identity_reads_rays_other_ways_of_naming_a_job_and_a_supervisor() -> None:
+    from rlfix.integrations.ray_owners import Ownership
+
+    owners = Ownership({}, {}, frozenset({"01000000"}))
+    env = b"(raylet) runtime_env_agent_client.cc:387: Failed to create runtime env for job 01000000, error message: x"
+    assert owners.named(env) == ("job", "01000000")
+    assert owners.named(b"(raylet) worker_pool.cc:811: Job 05000000 already started in worker pool.") == (
+        "job",
+        "05000000",
+    )
+    kill = b"Selected to kill: (Task: job ID=01000000, task name=_ray_internal_job_actor_raysubmit_R44Jz:JobSupervisor.__init__"
+    assert owners.named(kill) == ("submission", "raysubmit_R44Jz")
+    # A supervisor's kill is its submission's alone; a line naming only the dashboard's job is read by
+    # time for a submission without a driver, and is another job's for one whose driver started.
+    assert owners.identity(None, submission="raysubmit_R44Jz")(kill) is True
+    assert owners.identity("02000000", submission="raysubmit_other")(kill) is False
+    assert owners.identity(None, submission="raysubmit_bad", supervised=True)(env) is None
+    assert owners.identity(None, submission="raysubmit_quiet")(env) is False
+    assert owners.identity("02000000", submission="raysubmit_x")(env) is False
+    # The node's section: a line naming a known submission's supervisor is that submission's.
+    assert owners.identity(None, submissions=["raysubmit_R44Jz"])(kill) is False
+    assert owners.identity(None, ["02000000"])(env) is None

@@ -24,7 +24,7 @@ import math
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,7 @@ from typing import Any
 from rlfix.clock import epoch, parse
 from rlfix.core import Triage
 from rlfix.details import ExitStatus
-from rlfix.integrations.ray_links import FROM_API, UNKNOWN, pid_jobs, session_links
+from rlfix.integrations.ray_links import FROM_API, UNKNOWN, session_links
 from rlfix.integrations.ray_logs import (
     SHARED_KINDS,
     Cut,
@@ -43,6 +43,7 @@ from rlfix.integrations.ray_logs import (
     time_cut,
 )
 from rlfix.integrations.ray_order import order_workers
+from rlfix.integrations.ray_owners import Ownership as Ownership  # re-exported: the ownership of a folder's files
 
 #: Seconds after a job ends that its shared-log lines still belong to it (Ray reports a kill or a
 #: dropped lease a moment after the driver exits), unless another job starts sooner.
@@ -54,32 +55,12 @@ _REGISTER = re.compile(r"^\[([\d:, -]+?) [IWEF] .*Registering job\. job_id=(\w+)
 _FINISH = re.compile(r"^\[([\d:, -]+?) [IWEF] .*Marking job as finished\. job_id=(\w+)")
 _SUPERVISOR_JOB = re.compile(r"\bjob_id=(\w+)")
 _STATUS = re.compile(r"^Completed a ray job (\S+) with a status (\w+)\.\s*(.*)", re.S)
-_WORKER_FILE = re.compile(r"^worker-([0-9a-f]+)-([0-9a-f]+)-(\d+)\.(?:out|err)$")
-_CORE_WORKER = re.compile(r"^python-core-worker-([0-9a-f]+)_\d+\.log$")
-_CORE_DRIVER = re.compile(r"^python-core-driver-([0-9a-f]{8})f*_\d+\.log$")
 _DRIVER_FILE = re.compile(r"^job-driver-(.+)\.log$")
 _STAMP = re.compile(r"^\[?(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d+)?)")
 #: A pid has at most this many digits (Linux caps pids at 2^22); a longer run of digits is not one.
 _MAX_PID_DIGITS = 10
 #: Event times outside these (seconds since 1970 UTC: 1970 to the year 3000) are no times (NaN fails both).
 _EARLIEST, _LATEST = 0.0, 32_503_680_000.0
-# What raylet and GCS lines name (node_manager.cc, gcs_worker_manager.cc, worker_killing_policy*.cc):
-# `job_id=01000000`, `job ID=01000000`, `worker_id=<56 hex>`, `worker id = <56 hex>`, `worker ID=<56 hex>`,
-# `Worker PID: 30141`, `pid=30141`.
-_IDENTITY_WORDS = (
-    b"job_id",
-    b"JobID",
-    b"job ID",
-    b"worker_id",
-    b"worker id",
-    b"worker ID",
-    b"Worker ID",
-    b"PID",
-    b"pid",
-)
-_JOB_NAMED = re.compile(rb"\b(?:job_id|JobID|job ID)\s?[=:(]\s?([0-9a-f]{8})\b")
-_WORKER_NAMED = re.compile(rb"\b(?:worker_id|[Ww]orker [Ii][Dd])\s?[=:]\s?([0-9a-f]{56})\b")
-_PID_NAMED = re.compile(rb"\b(?:Worker PID|pid)\s?[=:]\s?(\d{1,10})\b")
 
 
 @dataclass(frozen=True)
@@ -317,74 +298,6 @@ def select(
 # --- files and lines of a job -----------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Ownership:
-    """Which job owns each per-job file of a logs folder (worker ids are resolved through `worker-…` names),
-    and so which job a shared-log line names."""
-
-    workers: dict[str, str]
-    #: Worker process id -> job id, from the same file names (`worker-<worker>-<job>-<pid>.out`).
-    pids: dict[str, str] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, files: Iterable[LogFile]) -> Ownership:
-        """Read the worker id -> job id and pid -> job id maps off the file names."""
-        workers = {}
-        names = [log.name for log in files]
-        for name in names:
-            m = _WORKER_FILE.match(name)
-            if m:
-                workers[m.group(1)] = m.group(2)
-        # A pid two jobs' files share (reused by the OS) names neither job.
-        return cls(workers, pid_jobs(names))
-
-    def named_job(self, line: bytes) -> str | None:
-        """The job a shared-log line names: its `job_id=`, a worker id or a worker pid this folder knows."""
-        if not any(word in line for word in _IDENTITY_WORDS):
-            return None
-        m = _JOB_NAMED.search(line)
-        if m:
-            return m.group(1).decode("ascii")
-        for m in _WORKER_NAMED.finditer(line):
-            wid = m.group(1).decode("ascii")
-            if wid.endswith("ffffffff"):  # a driver's worker id: its job id, padded with f
-                return wid[:8]
-            if wid in self.workers:
-                return self.workers[wid]
-        for m in _PID_NAMED.finditer(line):
-            job = self.pids.get(m.group(1).decode("ascii"))
-            if job is not None:
-                return job
-        return None
-
-    def identity(self, job_id: str | None, known: Iterable[str] = ()) -> Callable[[bytes], bool | None]:
-        """Whether a line belongs to `job_id` by what it names (None: it names no job of this folder).
-
-        For the node's own findings (`job_id` None), a line naming any `known` job is that job's, not the node's.
-        """
-        jobs = frozenset(known)
-
-        def owned(line: bytes) -> bool | None:
-            named = self.named_job(line)
-            if named is None:
-                return None
-            if job_id is None:
-                return False if named in jobs else None
-            return named == job_id
-
-        return owned
-
-    def job_of(self, name: str) -> str | None:
-        """The job id (hex) a file belongs to, None for a shared or an unowned file."""
-        for pattern in (_WORKER_FILE, _CORE_WORKER):
-            m = pattern.match(name)
-            if m:
-                wid = m.group(1)
-                return self.workers.get(wid) if pattern is _CORE_WORKER else m.group(2)
-        m = _CORE_DRIVER.match(name)
-        return m.group(1) if m else None
-
-
 def is_shared(log: LogFile) -> bool:
     """A log every job writes to (split by time)."""
     return log.rule.kind in SHARED_KINDS
@@ -424,9 +337,17 @@ def _select(files: list[LogFile], driver: Callable[[str], bool], other: Callable
 
 def job_cut(span: JobSpan, owners: Ownership | None = None) -> Cut | None:
     """Shared logs through the job's window (a job without a known start reads none of them); a line
-    naming a job by id, worker or pid is kept for that job only, whatever its time."""
+    naming a job by id, worker, pid or its submission's supervisor is kept for that job only, whatever
+    its time (`ray_owners`)."""
     window = span.window()
-    identity = owners.identity(span.job_id) if owners is not None and span.job_id else None
+    # A submission whose driver log shows no start (or that the Jobs API gives no job id) may be the one
+    # its supervisor's trouble is about; one whose driver started is past it.
+    supervised = span.job_id is None and span.job_id_from != UNKNOWN
+    identity = (
+        owners.identity(span.job_id, submission=span.submission_id, supervised=supervised)
+        if owners is not None
+        else None
+    )
     return time_cut(None, windows=(window,) if window else ((math.inf, math.inf),), identity=identity)
 
 
@@ -478,7 +399,9 @@ def feed_node(
     if until is not None:
         windows.append((until, None))
     known = [s.job_id for s in spans if s.job_id]
-    cut = time_cut(None, windows=tuple(windows), outside=True, identity=owners.identity(None, known))
+    subs = [s.submission_id for s in spans if s.submission_id]
+    identity = owners.identity(None, known, submissions=subs)
+    cut = time_cut(None, windows=tuple(windows), outside=True, identity=identity)
     mine = set(node_files(files, spans, owners))
     # Asked for a time, the node's own timestamped files are cut to it too.
     cut_all = since is not None or until is not None
