@@ -121,3 +121,19 @@ def test_one_failing_file_needs_no_order(tmp_path: Path) -> None:
             path.write_text(":job_id:0a000000\nstep 1\n")
     section = diagnose_session_jobs(logs).sections[0]
     assert section.info["worker_order"] is None and "worker files read" not in section.heading
+
+
+def test_the_cluster_face_keeps_the_order_the_node_read_the_files_in(tmp_path: Path) -> None:
+    """A node sends its evidence back in read order, and the driver re-reads it so: not re-sorted by name."""
+    from rlfix.core import Triage
+    from rlfix.integrations.ray_scan import compact, merge_lines
+
+    node = Triage()
+    node.feed(CUDA, "worker-eeee-0a000000-702.err")  # read first: it failed first
+    node.feed(_nccl(0), "worker-0000-0a000000-700.err")
+    sent = compact(node.report())
+    assert [e["source"] for e in sent["lines"]] == ["worker-eeee-0a000000-702.err", "worker-0000-0a000000-700.err"]
+    driver = Triage()
+    merge_lines(driver, "192.0.2.2", sent)
+    report = driver.report()
+    assert report.top is not None and report.top.id == "cuda-illegal-memory-access", report.ids

@@ -61,7 +61,10 @@ def compact(report: Report) -> dict[str, Any]:
                 keep(d.id, ev.source, ev.line, ev.text)
     for sig_id, ev in report.timeline:
         keep(sig_id, ev.source, ev.line, ev.text)
-    lines.sort(key=lambda e: (e["source"], e["line"]))
+    # By the order the files were read (a job's worker files by when they failed: `ray_order`), then
+    # by line: the driver re-reads them in this order, so what came first still comes first there.
+    read = {s.name: i for i, s in enumerate(report.sources)}
+    lines.sort(key=lambda e: (read.get(e["source"], len(read)), e["source"], e["line"]))
     counts: dict[str, int] = {}
     for diag in report.diagnoses:
         for d in (diag, *diag.folded):
