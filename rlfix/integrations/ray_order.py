@@ -25,13 +25,15 @@ import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
-from rlfix.clock import YEARLESS, Moment, epoch
-from rlfix.core import Triage
-from rlfix.integrations.ray_logs import LogFile, feed_log_file
+from rlfix.clock import YEARLESS, Moment, epoch, parse
+from rlfix.core import matcher_for
+from rlfix.integrations.ray_logs import LogFile
 from rlfix.kb import KnowledgeBase
-from rlfix.model import Evidence, Severity
+from rlfix.match.matcher import Hit
+from rlfix.model import Severity
 
 BY_TIMESTAMPS = "timestamps"
 BY_DRIVER_LOG = "driver log"
@@ -54,12 +56,42 @@ class WorkerOrder:
     by: str = ""
 
 
-def first_error(log: LogFile, kb: KnowledgeBase) -> Evidence | None:
-    """The first line of `log` that a fatal or error finding quotes (a scan of the file alone)."""
-    triage = Triage(kb, timeline=False)
-    feed_log_file(triage, log, log.name)
-    firsts = [d.first for d in triage.report().diagnoses if d.severity in _FAILING]
-    return min(firsts, key=lambda e: e.order, default=None)
+@dataclass(frozen=True)
+class FirstError:
+    """A worker file's first line matching a fatal or error signature: its number, text and time."""
+
+    line: int
+    text: str
+    time: Moment | None = None
+
+
+@lru_cache(maxsize=8)
+def _failing(kb: KnowledgeBase) -> frozenset[str]:
+    return frozenset(sig.id for sig in kb if sig.severity in _FAILING)
+
+
+def first_error(log: LogFile, kb: KnowledgeBase) -> FirstError | None:
+    """The first line of `log` that a fatal or error signature matches.
+
+    The matcher alone, streamed (no report is built: a job may have hundreds of worker files);
+    observers and warnings do not count.
+    """
+    failing = _failing(kb)
+    first: list[FirstError] = []
+
+    def sink(hit: Hit) -> None:
+        if not first and hit.probe.owner in failing:
+            line = hit.line
+            first.append(
+                FirstError(line.number, line.text, parse(line.timestamp, log.name) if line.timestamp else None)
+            )
+
+    try:
+        with log.path.open("rb") as stream:
+            matcher_for(kb, "auto").scan_stream(stream, log.name, sink)
+    except OSError:
+        return None
+    return first[0] if first else None
 
 
 def order_workers(workers: list[LogFile], kb: KnowledgeBase, driver_log: Path | None = None) -> WorkerOrder:
@@ -80,7 +112,7 @@ def order_workers(workers: list[LogFile], kb: KnowledgeBase, driver_log: Path | 
 Keys = dict[LogFile, float]
 
 
-def _by_stamps(firsts: dict[LogFile, Evidence]) -> Keys | None:
+def _by_stamps(firsts: dict[LogFile, FirstError]) -> Keys | None:
     """Each first error's time, when all have one on a clock they share."""
     moments: dict[LogFile, Moment] = {log: e.time for log, e in firsts.items() if e.time is not None}
     if len(moments) < len(firsts):
@@ -98,17 +130,16 @@ def _canonical(text: str) -> str:
     return " ".join(word for word in text.split() if not _NUMBERS.search(word))
 
 
-def _by_driver(driver_log: Path | None) -> Callable[[dict[LogFile, Evidence]], Keys | None]:
-    def rule(firsts: dict[LogFile, Evidence]) -> Keys | None:
+def _by_driver(driver_log: Path | None) -> Callable[[dict[LogFile, FirstError]], Keys | None]:
+    def rule(firsts: dict[LogFile, FirstError]) -> Keys | None:
         if driver_log is None:
             return None
         wanted = {}
-        for log, evidence in firsts.items():
+        for log, first in firsts.items():
             m = _PID.match(log.name)
-            raw = _line_at(log.path, evidence.line)
-            if m is None or raw is None:
+            if m is None:
                 return None
-            wanted[log] = (m.group(1), raw.strip(), _canonical(raw))
+            wanted[log] = (m.group(1), first.text.strip(), _canonical(first.text))
         keys = _arrivals(driver_log, wanted)
         return keys if len(keys) == len(wanted) else None
 
@@ -116,25 +147,37 @@ def _by_driver(driver_log: Path | None) -> Callable[[dict[LogFile, Evidence]], K
 
 
 def _arrivals(driver_log: Path, wanted: dict[LogFile, tuple[str, str, str]]) -> Keys:
-    """Where in the driver log each wanted line arrived: its own copy, else after the deduplicated one."""
+    """Where in the driver log each wanted line arrived: its own copy, else after the deduplicated one.
+
+    Streamed once; each forwarded line is looked up (by pid and text, then by Ray's dedup key), so a
+    long driver log of many ranks costs one pass.
+    """
+    by_line: dict[tuple[str, str], list[LogFile]] = {}
+    by_shape: dict[str, list[LogFile]] = {}
+    for log, (pid, raw, canonical) in wanted.items():
+        by_line.setdefault((pid, raw), []).append(log)
+        if canonical:
+            by_shape.setdefault(canonical, []).append(log)
     exact: Keys = {}
     copies: Keys = {}
     for number, line in enumerate(_lines(driver_log), start=1):
+        if "pid=" not in line:
+            continue
         m = _FORWARDED.match(_ANSI.sub("", line).rstrip("\n"))
         if m is None:
             continue
         text = _REPEATED.sub("", m.group(2)).strip()
-        for log, (pid, raw, canonical) in wanted.items():
-            if log not in exact and pid == m.group(1) and text == raw:
-                exact[log] = float(number)
-            elif log not in copies and canonical and _canonical(text) == canonical:
-                copies[log] = number + 0.5
+        for log in by_line.get((m.group(1), text), ()):
+            exact.setdefault(log, float(number))
+        if len(copies) < len(wanted):
+            for log in by_shape.get(_canonical(text), ()):
+                copies.setdefault(log, number + 0.5)
         if len(exact) == len(wanted):
             break
     return {log: exact.get(log, copies.get(log, 0.0)) for log in wanted if log in exact or log in copies}
 
 
-def _by_mtime(firsts: dict[LogFile, Evidence]) -> Keys | None:
+def _by_mtime(firsts: dict[LogFile, FirstError]) -> Keys | None:
     try:
         return {log: os.stat(log.path).st_mtime for log in firsts}
     except OSError:
@@ -147,11 +190,3 @@ def _lines(path: Path) -> Iterable[str]:
             yield from fh
     except OSError:
         return
-
-
-def _line_at(path: Path, number: int) -> str | None:
-    """Line `number` (from 1) of a file, streamed."""
-    for at, line in enumerate(_lines(path), start=1):
-        if at == number:
-            return line.rstrip("\n")
-    return None
