@@ -209,3 +209,14 @@ def test_identity_reads_rays_other_ways_of_naming_a_job_and_a_supervisor() -> No
     # The node's section: a line naming a known submission's supervisor is that submission's.
     assert owners.identity(None, submissions=["raysubmit_R44Jz"])(kill) is False
     assert owners.identity(None, ["02000000"])(env) is None
+
+
+def test_a_huge_line_is_read_in_bounded_pieces(tmp_path: Path) -> None:
+    """A driver log holding one enormous line (no newline for megabytes) is still read line by line."""
+    from rlfix.integrations.ray_logs import text_lines
+
+    path = tmp_path / "job-driver-raysubmit_X.log"
+    path.write_text(ENTRY + "\n" + "x" * 3_000_000 + "\n(a pid=101) after the huge line\n")
+    lines = list(text_lines(path, limit=1000))
+    assert [len(line) for line in lines] == [len(ENTRY) + 1, 1001, len("(a pid=101) after the huge line") + 1]
+    assert driver_link(path, PIDS).job_id == "02000000"

@@ -23,7 +23,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -40,6 +40,7 @@ from rlfix.integrations.ray_logs import (
     Window,
     feed_session_logs,
     session_log_files,
+    text_lines,
     time_cut,
 )
 from rlfix.integrations.ray_order import order_workers
@@ -149,19 +150,11 @@ def _epoch(stamp: str) -> float | None:
     return epoch(parse(stamp))
 
 
-def _lines(path: Path) -> Iterator[str]:
-    try:
-        with path.open(encoding="utf-8", errors="replace") as fh:
-            yield from fh
-    except OSError:
-        return
-
-
 def _driver_jobs(logs: Path) -> dict[str, list[Any]]:
     """job id -> [registered, finished, driver pid] from the GCS log (rotated copies too)."""
     found: dict[str, list[Any]] = {}
     for path in sorted([*logs.glob("gcs_server.out*"), *logs.glob("old/gcs_server.out*")]):
-        for line in _lines(path):
+        for line in text_lines(path):
             if "job_id=" not in line:
                 continue
             m = _REGISTER.match(line)
@@ -181,7 +174,7 @@ def _internal_jobs(logs: Path) -> set[str]:
     """Job ids of Ray's own drivers: the dashboard's, whose actors supervise submitted jobs."""
     internal = set()
     for path in logs.glob("jobs/supervisor-*.log"):
-        for line in _lines(path):
+        for line in text_lines(path):
             internal.update(_SUPERVISOR_JOB.findall(line))
             break
     return internal
@@ -190,7 +183,7 @@ def _internal_jobs(logs: Path) -> set[str]:
 def _submissions(logs: Path) -> dict[str, JobSpan]:
     """Submissions from `events/event_JOBS.log`, and from their driver logs when no event says more."""
     subs: dict[str, JobSpan] = {}
-    for line in _lines(logs / "events" / "event_JOBS.log"):
+    for line in text_lines(logs / "events" / "event_JOBS.log"):
         try:
             event = json.loads(line)
             message, when = str(event["message"]), float(event["timestamp"])
@@ -217,7 +210,7 @@ def _submissions(logs: Path) -> dict[str, JobSpan]:
 def _span_of_driver_log(path: Path, span: JobSpan) -> JobSpan:
     """A submission's window from its driver log: its first timestamp, and the file's last write."""
     start = None
-    for line in _lines(path):
+    for line in text_lines(path):
         m = _STAMP.match(line)
         if m:
             start = _epoch(m.group(1))

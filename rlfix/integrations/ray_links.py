@@ -26,9 +26,11 @@ not done: with overlapping submissions it gave 11 of 20 submissions another job'
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+
+from rlfix.integrations.ray_logs import text_lines
 
 #: How a submission's job id is known: the Jobs API said it, the driver log names it, or neither.
 FROM_API = "jobs-api"
@@ -71,14 +73,6 @@ def pid_jobs(names: Iterable[str]) -> dict[str, str]:
     return {pid: next(iter(jobs)) for pid, jobs in seen.items() if len(jobs) == 1}
 
 
-def _lines(path: Path) -> Iterator[str]:
-    try:
-        with path.open(encoding="utf-8", errors="replace") as fh:
-            yield from fh
-    except OSError:
-        return
-
-
 def driver_link(path: Path, pids: dict[str, str], internal: frozenset[str] = frozenset()) -> Link:
     """The job id a submission's driver log names (see the module's docstring), streamed line by line.
 
@@ -90,7 +84,7 @@ def driver_link(path: Path, pids: dict[str, str], internal: frozenset[str] = fro
     started, setting_up = False, False
     forwarded: set[str] = set()
     actors: set[str] = set()
-    for raw in _lines(path):
+    for raw in text_lines(path):
         if raw.startswith(_ENTRYPOINT):
             started = True
         elif not setting_up and any(mark in raw for mark in _SETTING_UP):

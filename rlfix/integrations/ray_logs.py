@@ -14,7 +14,7 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -118,6 +118,26 @@ def belongs_to_job(name: str, job_id: str | None = None, submission_id: str | No
     if name.startswith("python-core-driver-"):
         return job_id is not None and name.startswith(f"python-core-driver-{job_id}")
     return not name.startswith("python-core-worker-")
+
+
+#: Characters of one line `text_lines` keeps; the rest of a longer line is read and dropped (as the
+#: matcher keeps `rlfix.match.matcher.MAX_LINE` bytes), so one huge line never fills memory.
+MAX_LINE_CHARS = 1024 * 1024
+
+
+def text_lines(path: Path, limit: int = MAX_LINE_CHARS) -> Iterator[str]:
+    """The lines of a text file, streamed, each cut at `limit` characters (a newline kept); none if unreadable."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            while line := fh.readline(limit):
+                if len(line) == limit and not line.endswith("\n"):
+                    # The rest of an overlong line: read in bounded pieces, dropped.
+                    while (rest := fh.readline(limit)) and not rest.endswith("\n"):
+                        pass
+                    line += "\n"
+                yield line
+    except OSError:
+        return
 
 
 def default_logs_dir() -> Path:

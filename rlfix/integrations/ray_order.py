@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from rlfix.clock import YEARLESS, Moment, epoch, parse
 from rlfix.core import matcher_for
-from rlfix.integrations.ray_logs import LogFile
+from rlfix.integrations.ray_logs import LogFile, text_lines
 from rlfix.kb import KnowledgeBase
 from rlfix.match.matcher import Hit
 from rlfix.model import Severity
@@ -160,7 +160,7 @@ def _arrivals(driver_log: Path, wanted: dict[LogFile, tuple[str, str, str]]) -> 
             by_shape.setdefault(canonical, []).append(log)
     exact: Keys = {}
     copies: Keys = {}
-    for number, line in enumerate(_lines(driver_log), start=1):
+    for number, line in enumerate(text_lines(driver_log), start=1):
         if "pid=" not in line:
             continue
         m = _FORWARDED.match(_ANSI.sub("", line).rstrip("\n"))
@@ -182,11 +182,3 @@ def _by_mtime(firsts: dict[LogFile, FirstError]) -> Keys | None:
         return {log: os.stat(log.path).st_mtime for log in firsts}
     except OSError:
         return None
-
-
-def _lines(path: Path) -> Iterable[str]:
-    try:
-        with path.open(encoding="utf-8", errors="replace") as fh:
-            yield from fh
-    except OSError:
-        return
