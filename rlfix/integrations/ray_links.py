@@ -21,6 +21,13 @@ driver log without the supervisor's `Running entrypoint for job …` line
 (`ray/dashboard/modules/job/job_supervisor.py`) belongs to a submission whose driver never started
 (a failed runtime_env): it has no job id. Pairing by the order or the time of registrations is
 not done: with overlapping submissions it gave 11 of 20 submissions another job's id.
+
+Checked on a real Ray 2.60 session and found to link nothing offline: `gcs_server.out`'s
+`Registering job. job_id=… driver_pid=…` (no file names the driver pid with its submission: the
+supervisor does not log its child's pid, and the driver log prints none); `jobs/supervisor-<id>.log`
+and the supervisor's `worker-…-01000000-<pid>` files (their `job_id=` is the dashboard's own job);
+`events/event_JOBS.log` and `dashboard_agent.log` (submission ids only); the export events (off by
+default, empty).
 """
 
 from __future__ import annotations
