@@ -137,3 +137,21 @@ def test_the_cluster_face_keeps_the_order_the_node_read_the_files_in(tmp_path: P
     merge_lines(driver, "192.0.2.2", sent)
     report = driver.report()
     assert report.top is not None and report.top.id == "cuda-illegal-memory-access", report.ids
+
+
+RANKS = Path(__file__).resolve().parent.parent / "fixtures" / "ray-session" / "ranks" / "logs"
+
+
+def test_a_real_session_of_four_ranks_ranks_the_cuda_error_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ray 2.60 for real (fixtures/generate/ray/make_session.py --scenario ranks): the rank that printed
+    the CUDA error has the worker file named last, and its NCCL timeouts came 3 s later on the others."""
+    from rlfix.integrations import ray_jobs
+    from rlfix.integrations.ray_order import WorkerOrder
+
+    section = diagnose_session_jobs(RANKS).sections[0]
+    assert section.report.top is not None and section.report.top.id == "cuda-illegal-memory-access", section.report.ids
+    assert section.info["worker_order"] == BY_DRIVER_LOG
+    # The fixture still shows the fault: read by name, the timeouts would rank first.
+    monkeypatch.setattr(ray_jobs, "order_workers", lambda workers, kb, driver=None: WorkerOrder(tuple(workers)))
+    by_name = diagnose_session_jobs(RANKS).sections[0].report
+    assert by_name.top is not None and by_name.top.id == "nccl-timeout", by_name.ids
