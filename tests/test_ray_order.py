@@ -155,3 +155,17 @@ def test_a_real_session_of_four_ranks_ranks_the_cuda_error_first(monkeypatch: py
     monkeypatch.setattr(ray_jobs, "order_workers", lambda workers, kb, driver=None: WorkerOrder(tuple(workers)))
     by_name = diagnose_session_jobs(RANKS).sections[0].report
     assert by_name.top is not None and by_name.top.id == "nccl-timeout", by_name.ids
+
+
+def test_a_huge_worker_file_is_searched_at_its_head_and_tail() -> None:
+    """As the report reads a file over 256 MiB; the first-error search reads the same parts."""
+    import io
+
+    from rlfix.integrations.ray_logs import head_and_tail
+
+    data = b"head line\n" + b"x" * 1000 + b"\nmiddle\n" + b"y" * 1000 + b"\n" + CUDA.encode() + b"\n"
+    small = head_and_tail(io.BytesIO(data), len(data), max_bytes=len(data))
+    assert small.read() == data  # not over the bound: the file as it is
+    part = head_and_tail(io.BytesIO(data), len(data), max_bytes=400)
+    read = b"".join(iter(lambda: part.read(64), b""))
+    assert read.startswith(b"head line\n") and read.endswith(CUDA.encode() + b"\n") and b"middle" not in read

@@ -198,6 +198,15 @@ class _HeadTail:
         return self._raw.read(n)
 
 
+def head_and_tail(raw: BinaryIO, size: int, max_bytes: int = MAX_FILE_BYTES) -> BinaryIO:
+    """`raw` (a file of `size` bytes), or over `max_bytes` its head (a quarter) and its tail only, as
+    `feed_log_file` reads a file."""
+    if size <= max_bytes:
+        return raw
+    head = max_bytes // 4
+    return _HeadTail(raw, size, head, max_bytes - head)  # type: ignore[return-value]
+
+
 #: Kinds of file shared by every job of a cluster: with `since`, their older lines are dropped.
 SHARED_KINDS = frozenset({"raylet", "gcs", "autoscaler", "runtime-env-setup"})
 # The dated stamps Ray's files start lines with: its C++ and Python logs (`[2026-11-23 18:43:08,104`),

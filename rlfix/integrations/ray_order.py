@@ -30,7 +30,7 @@ from pathlib import Path
 
 from rlfix.clock import YEARLESS, Moment, epoch, parse
 from rlfix.core import matcher_for
-from rlfix.integrations.ray_logs import LogFile, text_lines
+from rlfix.integrations.ray_logs import LogFile, head_and_tail, text_lines
 from rlfix.kb import KnowledgeBase
 from rlfix.match.matcher import Hit
 from rlfix.model import Severity
@@ -87,8 +87,9 @@ def first_error(log: LogFile, kb: KnowledgeBase) -> FirstError | None:
             )
 
     try:
-        with log.path.open("rb") as stream:
-            matcher_for(kb, "auto").scan_stream(stream, log.name, sink)
+        with log.path.open("rb") as raw:
+            # A file over 256 MiB is read at its head and tail, as the job's report reads it.
+            matcher_for(kb, "auto").scan_stream(head_and_tail(raw, os.fstat(raw.fileno()).st_size), log.name, sink)
     except OSError:
         return None
     return first[0] if first else None
