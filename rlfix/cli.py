@@ -673,12 +673,16 @@ def ray_job(
     kb_dirs: tuple[str, ...],
 ) -> None:
     """Diagnose a submitted Ray job (JOB_ID, or --last-failed) from its logs and the cluster's state."""
-    from rlfix.integrations.ray import diagnose_job, last_failed_job, watch_job
+    from rlfix.gate import mask_text
+    from rlfix.integrations.ray import diagnose_job, last_failed_span, picked, watch_job
 
     if (job_id is None) == (not last_failed):
         raise UsageError("name one JOB_ID, or use --last-failed")
     if job_id is None:
-        job_id = last_failed_job(address, connect_timeout=timeout)
+        span = last_failed_span(address, connect_timeout=timeout)
+        # Named on stderr before the report: the report itself (and its JSON on stdout) stays as for a named job.
+        click.echo(mask_text(picked(span)), err=True)
+        job_id = span.key
     kb_obj = _kb(kb_dirs)
     if follow:
         report = watch_job(job_id, address=address, kb=kb_obj, on_alert=_alert, connect_timeout=timeout)

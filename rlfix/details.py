@@ -285,7 +285,10 @@ class FirstFailure:
     def place(self) -> str:
         """ "rank 2, worker X" or "" when the line carries no place."""
         pairs = (("rank", self.rank), ("worker", self.worker), ("node", self.node))
-        return ", ".join(f"{key} {value}" for key, value in pairs if value is not None)
+        # A Ray task named `worker` prints as `(worker pid=N)`: "worker", not "worker worker".
+        return ", ".join(
+            str(value) if str(value).lower() == key else f"{key} {value}" for key, value in pairs if value is not None
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {

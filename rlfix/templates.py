@@ -29,6 +29,9 @@ class MaskRule:
 MASK_RULES: tuple[MaskRule, ...] = (
     MaskRule("ip", r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b", "<IP>", r"[\d.:]+"),
     MaskRule("path", r"(?:/[\w.\-@+]+){2,}", "<PATH>", r"\S+"),
+    # A Ray submission id (`raysubmit_` and 16 letters and digits: Ray's job_manager.generate_job_id) is
+    # one id, masked whole: the digits inside it alone would leave `raysubmit_<N>C<N>zZHz…`.
+    MaskRule("submission", r"\braysubmit_[A-Za-z0-9]+\b", "raysubmit_<ID>", r"raysubmit_\w+"),
     MaskRule("hex", r"\b0x[0-9a-fA-F]+\b", "<HEX>", r"0x[0-9a-fA-F]+"),
     MaskRule("id", r"\b[0-9a-f]{12,}\b", "<ID>", r"[0-9a-f]+"),
     # "[Rank 3]" and "[Rank 4]" are the same line from two ranks; a draft keeps the word.

@@ -25,7 +25,12 @@ TEMP = re.compile(
     re.escape(tempfile.gettempdir()) + r"/(?:tmp[a-z0-9_]{8}|pytest-of-|rlfix[-_][a-z]+[-_][a-z0-9_]{8}\b)"
 )
 FILES = sorted(
-    [*(ROOT / "fixtures" / "logs").iterdir(), *(ROOT / "knowledge").glob("*.yaml"), *(ROOT / "examples").rglob("*.*")],
+    [
+        *(ROOT / "fixtures" / "logs").iterdir(),
+        *(ROOT / "fixtures" / "ray-session").rglob("*"),  # real Ray session folders (make_session.py)
+        *(ROOT / "knowledge").glob("*.yaml"),
+        *(ROOT / "examples").rglob("*.*"),
+    ],
 )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from rlfix.integrations.ray_logs import (
     resolve_logs_dir,
     session_log_files,
 )
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, RunCli
 
 OOM = (
     "[2026-11-22 01:10:16,361 I 24810 24833] (raylet) node_manager.cc:3199: Killing 1 worker(s), kill details: "
@@ -167,6 +168,7 @@ SUPERVISOR = (
     "job_id=01000000 worker_id=cde809e435575ee665aec4c6a741d53fb18f9c3fc154e98acd455246\n"
 )
 WID = "7933049bcf58bc556e912f2df74d4a5ea56f64c1d304ab0f73ae7a2c"
+WID_PREP = "5d0c3e1f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f"
 
 
 def _jobs_session(tmp_path: Path) -> Path:
@@ -178,7 +180,14 @@ def _jobs_session(tmp_path: Path) -> Path:
     start = datetime(2026, 11, 23, 18, 43, 5).timestamp()
     (logs / "events" / "event_JOBS.log").write_text(EVENTS % (start, start + 19))
     (logs / "jobs" / "supervisor-raysubmit_aEkz.log").write_text(SUPERVISOR)
-    (logs / "job-driver-raysubmit_aEkz.log").write_text("waiting for a GPU task on a CPU-only cluster\n")
+    # The driver log names its job by what Ray forwarded to it: its task's `(prepare_batch pid=31060)`
+    # line, and that pid's worker file is job 02000000's (ray_links).
+    (logs / "job-driver-raysubmit_aEkz.log").write_text(
+        "\x1b[36m(prepare_batch pid=31060)\x1b[0m prepared 8 prompts\nwaiting for a GPU task on a CPU-only cluster\n"
+    )
+    (logs / f"worker-{WID_PREP}-02000000-31060.out").write_text(
+        ":job_id:02000000\n:task_name:prepare_batch\nprepared 8 prompts\n"
+    )
     (logs / f"worker-{WID}-04000000-31513.out").write_text(
         ":job_id:04000000\n:actor_name:Learner\ntrain step 4 loss=0.4000\ntrain step 5 loss=0.3333\n"
     )
@@ -198,7 +207,8 @@ def test_jobs_and_windows_come_from_rays_own_files(tmp_path: Path) -> None:
     # 01000000 is the dashboard's own job (its actors supervise submissions): no section of its own.
     assert set(spans) == {"raysubmit_aEkz", "04000000"}
     sub = spans["raysubmit_aEkz"]
-    assert sub.job_id == "02000000" and sub.status == "FAILED"  # registered inside the submission's window
+    assert sub.job_id == "02000000" and sub.status == "FAILED"  # the pid its driver log forwarded
+    assert sub.job_id_from == "driver-log worker output"
     # From the start's second to the end + 1 s (events give seconds) + 10 s after + 1 s of slack.
     assert sub.window() == (_local(18, 43, 5), _local(18, 43, 36))
     # Shown as rlfix shows every time of a fleet or a cluster: UTC.
@@ -433,3 +443,232 @@ def test_identity_names_jobs_by_id_worker_and_pid() -> None:
     assert owners.named_job(b"Driver (pid=29892) is disconnected. worker_id=01000000" + b"f" * 48) == "01000000"
     assert owners.named_job(b"Killing 1 worker(s), kill details: Memory on the node was 8.27GB used") is None
     assert owners.named_job(b"Worker PID: 99999 unknown") is None
+
+
+# --- absurd values in Ray's own files (security audit 2026-11-26, M15 and M10c) ----------------
+
+
+@pytest.mark.parametrize("stamp", ["nan", "1e999", "-99999999999999", "inf"])
+def test_an_absurd_event_time_is_skipped_not_a_traceback(tmp_path: Path, stamp: str, run_cli: RunCli) -> None:
+    logs = tmp_path / "logs"
+    (logs / "events").mkdir(parents=True)
+    (logs / "raylet.out").touch()
+    (logs / "gcs_server.out").touch()
+    start = datetime(2026, 11, 23, 18, 43, 5).timestamp()
+    (logs / "events" / "event_JOBS.log").write_text(
+        f'{{"source_type": "JOBS", "message": "Started a ray job raysubmit_x.", "timestamp": "{stamp}"}}\n'
+        f'{{"source_type": "JOBS", "message": "Started a ray job raysubmit_y.", "timestamp": "{start:.0f}"}}\n'
+    )
+    from rlfix.integrations.ray_jobs import session_jobs
+
+    spans = {s.key: s for s in session_jobs(logs)}
+    assert "raysubmit_x" not in spans and spans["raysubmit_y"].start == start  # the bad value only is skipped
+    proc = run_cli(["ray", "logs", str(logs)])
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_a_5000_digit_driver_pid_is_no_pid_not_a_traceback(tmp_path: Path, run_cli: RunCli) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "raylet.out").touch()
+    (logs / "gcs_server.out").write_text(
+        "[2026-11-23 18:41:44,941 I 29493 29493] (gcs_server) gcs_job_manager.cc:115: Registering job. "
+        f"job_id=02000000 driver_pid={'9' * 5000}\n"
+    )
+    from rlfix.integrations.ray_jobs import session_jobs
+
+    assert [s.job_id for s in session_jobs(logs)] == ["02000000"]  # the job is still known
+    proc = run_cli(["ray", "logs", str(logs)])
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_a_job_ray_marked_failed_is_never_healthy(tmp_path: Path, run_cli: RunCli) -> None:
+    """The audit's M10c reproduction: Ray says FAILED, no signature matches: 1 failed, exit 1, no token shown."""
+    logs = tmp_path / "s" / "logs"
+    (logs / "events").mkdir(parents=True)
+    (logs / "raylet.out").touch()
+    (logs / "gcs_server.out").touch()
+    start = int(datetime(2026, 11, 23, 18, 43, 5).timestamp())
+    (logs / "events" / "event_JOBS.log").write_text(
+        f'{{"source_type": "JOBS", "message": "Started a ray job raysubmit_a.", "timestamp": "{start}"}}\n'
+        '{"source_type": "JOBS", "message": "Completed a ray job raysubmit_a with a status FAILED. Job entrypoint '
+        'command failed with exit code 1 HF_TOKEN=hf_JobMsgQz7xK2mP9vL4nR8tW1yB5cD3", "timestamp": "%d"}\n'
+        % (start + 19)
+    )
+    (logs / "job-driver-raysubmit_a.log").write_text("training step 3\n")
+    proc = run_cli(["ray", "logs", str(logs)])
+    assert proc.returncode == 1 and proc.stdout.startswith("rlfix: Ray session: 1 job, 1 failed"), proc.stdout
+    doc = run_cli(["ray", "logs", str(logs), "-f", "json"])
+    assert doc.returncode == 1 and "hf_JobMsg" not in doc.stdout
+    assert json.loads(doc.stdout)["fleet"]["jobs"][0]["failed"] is True
+
+
+def test_last_failed_names_the_job_it_picked() -> None:
+    from rlfix.integrations.ray import picked
+    from rlfix.integrations.ray_jobs import JobSpan
+
+    span = JobSpan("raysubmit_6V1gk14rEkqMpXgV", "0a000000", start=1_795_460_000.0, end=1_795_460_040.0)
+    assert (
+        picked(span) == f"rlfix: --last-failed: raysubmit_6V1gk14rEkqMpXgV (job 0a000000), failed {utc_text(span.end)}"
+    )
+    assert picked(JobSpan(job_id="0b000000")) == "rlfix: --last-failed: 0b000000"
+
+
+def test_a_submission_id_is_masked_whole_in_error_templates() -> None:
+    """Digits inside a submission id were masked one by one (`raysubmit_<N>C<N>zZHz…`): the id is one id."""
+    import re
+
+    from rlfix.templates import pattern_for, template
+
+    one = "Job raysubmit_9C8zZHzsFUJnnSTN FAILED: Job entrypoint command failed with exit code 1"
+    other = "Job raysubmit_Fkmy9dywLKu44MNy FAILED: Job entrypoint command failed with exit code 1"
+    assert (
+        template(one)
+        == template(other)
+        == "Job raysubmit_<ID> FAILED: Job entrypoint command failed with exit code <N>"
+    )
+    assert re.fullmatch(pattern_for(one), other)  # a drafted pattern matches the next submission too
+
+
+def test_text_slips_worker_worker_and_evidence_below() -> None:
+    """A Ray task named `worker` is "worker", not "worker worker"; the fix points up to the evidence."""
+    from rlfix.details import ExitStatus
+
+    triage = Triage()
+    triage.feed("(worker pid=10669) RuntimeError: CUDA error: an illegal memory access was encountered", "driver")
+    text = triage.report().render("text")
+    assert "first seen on worker\n" in text and "worker worker" not in text
+    triage = Triage()
+    triage.feed("ERROR: reward model endpoint http://rm.internal:8000/score unreachable after 5 retries", "driver")
+    triage.set_exit_status(ExitStatus(1))
+    text = triage.report().render("text")
+    assert text.index("evidence:") < text.index("Read the evidence lines above") and " below" not in text
+
+
+def test_memory_above_threshold_without_a_kill_is_not_a_kill(tmp_path: Path) -> None:
+    """The memory monitor prints "above threshold" on every refresh, also when it kills nothing (trial D14)."""
+    record = (FIXTURES / "ray-oom-killer--raylet-out.log").read_text().splitlines()
+    above = next(line for line in record if "Node memory usage above threshold" in line)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "raylet.out").write_text(above + "\n")
+    triage = Triage()
+    feed_session_logs(triage, logs)
+    assert triage.report().get("ray-oom-killer") is None
+    # The kill record itself still is one, from its own lines.
+    (logs / "raylet.out").write_text("\n".join(record) + "\n")
+    triage = Triage()
+    feed_session_logs(triage, logs)
+    kill = triage.report().get("ray-oom-killer")
+    assert kill is not None and "above threshold" not in kill.first.text
+
+
+# Ray 2.60's monitor.log when the autoscaler's metrics port (44217) was taken, recorded here (paths neutral).
+METRICS_PORT_TAKEN = """\
+2026-11-26 11:24:55,038\tINFO monitor.py:199 -- Starting autoscaler metrics server on port 44217
+2026-11-26 11:24:55,038\tERROR monitor.py:218 -- An exception occurred while starting the metrics server.
+Traceback (most recent call last):
+  File "/home/user/venv/lib/python3.11/site-packages/ray/autoscaler/_private/monitor.py", line 207, in __init__
+    prometheus_client.start_http_server(
+  File "/home/user/venv/lib/python3.11/site-packages/prometheus_client/exposition.py", line 260, in start_wsgi_server
+    httpd = make_server(addr, port, app, TmpServer, handler_class=_SilentHandler)
+  File "/usr/local/lib/python3.11/socketserver.py", line 472, in server_bind
+    self.socket.bind(self.server_address)
+OSError: [Errno 98] Address already in use
+2026-11-26 11:24:55,070\tINFO monitor.py:226 -- Monitor: Started
+"""
+
+
+def test_rays_metrics_port_clash_is_not_a_rendezvous_error(tmp_path: Path) -> None:
+    """The autoscaler logs it and runs on without metrics: not dist-port-in-use (trial D14)."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "monitor.log").write_text(METRICS_PORT_TAKEN + "OSError: [Errno 98] Address already in use\n")
+    triage = Triage()
+    feed_session_logs(triage, logs)
+    clash = triage.report().get("dist-port-in-use")
+    # Only the copy outside Ray's record (line 12) is read; the record's lines keep their numbers.
+    assert clash is not None and [e.line for e in clash.evidence] == [12]
+    (logs / "monitor.log").write_text(METRICS_PORT_TAKEN)
+    triage = Triage()
+    feed_session_logs(triage, logs, since="2026-11-26 11:00:00")  # through a time window too
+    assert triage.report().get("dist-port-in-use") is None
+    # The same line from a job's own worker is still the rendezvous clash it is.
+    (logs / "worker-aa-02000000-7.err").write_text("OSError: [Errno 98] Address already in use\n")
+    triage = Triage()
+    feed_session_logs(triage, logs)
+    assert triage.report().get("dist-port-in-use") is not None
+
+
+def test_triage_on_rays_temp_root_counts_sessions_only(tmp_path: Path) -> None:
+    """`/tmp/ray` holds Ray's own files beside its sessions; they were counted as healthy jobs (trial D14)."""
+    from rlfix.fleet.jobs import find_jobs
+
+    logs = _session(tmp_path)  # tmp_path/session_…/logs, and session_latest linking to it
+    (tmp_path / "ray_current_cluster").write_text("127.0.0.1:6379\n")
+    (tmp_path / "prom_metrics_service_discovery.json").write_text('[{"labels": {}, "targets": []}]\n')
+    assert [Path(j.path).name for j in find_jobs([str(tmp_path)])] == [logs.parent.name]
+    # A folder of jobs that is no Ray temp root keeps every file as a job.
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "metrics.json").write_text("{}\n")
+    (plain / "train.log").write_text("step 1\n")
+    assert sorted(Path(j.path).name for j in find_jobs([str(plain)])) == ["metrics.json", "train.log"]
+
+
+def test_ray_cluster_json_carries_each_nodes_summary() -> None:
+    """`rlfix ray cluster -f json` had no node summary, though docs/ray.md promised it (trial D13)."""
+    from rlfix.fleet.sections import JobReports
+    from rlfix.integrations.ray_scan import node_scan
+
+    def part(sources: list[list[object]], counts: dict[str, int]) -> dict[str, object]:
+        return {"lines": [], "counts": counts, "sources": sources, "errors": []}
+
+    raylet = ["raylet.out", 4000, 300_000, False]
+    result = {
+        "node_id": "946194a3",
+        "ip": "192.0.2.2",
+        "logs_dir": "/tmp/ray/session_latest/logs",
+        # Two jobs and the node read the same raylet.out: it is one file of the node, counted once.
+        "jobs": [
+            (None, part([raylet, ["worker-aa-02000000-7.err", 12, 800, False]], {"python-exception": 2})),
+            (None, part([raylet], {"ray-oom-killer": 1})),
+        ],
+        "node": part([raylet], {}),
+    }
+    scan = node_scan(result)
+    assert (scan.files, scan.lines, scan.bytes) == (2, 4012, 300_800)
+    assert scan.counts == {"python-exception": 2, "ray-oom-killer": 1}
+    doc = JobReports((), None, ray_nodes=(scan,)).to_dict()
+    assert doc["ray_nodes"] == [scan.to_dict()] and doc["ray_nodes"][0]["ip"] == "192.0.2.2"
+    assert "ray_nodes" not in JobReports(()).to_dict()  # `ray logs` scans no node
+
+
+def test_the_driver_hooks_own_report_is_not_read_back_as_evidence(tmp_path: Path) -> None:
+    """The hook prints its report into the driver log; read back, its quotes counted twice (trial D11)."""
+    from rlfix.integrations.ray_chatter import driver_lines
+
+    died = "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task."
+    hook = Triage()
+    hook.feed(died, "driver: ActorDiedError")
+    printed = hook.report().render("text", color=False).rstrip("\n").split("\n")
+    assert printed[0].startswith("rlfix: 1 finding in") and died in "\n".join(printed[1:])
+    lines = [
+        "Running entrypoint for job raysubmit_H: python hook.py",
+        "(Learner pid=40) train step 5",
+        *printed,
+        "Traceback (most recent call last):",
+        '  File "/home/user/hook.py", line 15, in <module>',
+        died,
+        "rlfix: most likely cause: ray-actor-died (Ray actor or worker died (cause reported elsewhere))",
+    ]
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "job-driver-raysubmit_H.log").write_text("\n".join(lines) + "\n")
+    triage = Triage()
+    feed_session_logs(triage, logs)
+    diag = triage.report().get("ray-actor-died")
+    assert diag is not None and [e.line for e in diag.evidence] == [len(lines) - 1], diag.evidence
+    # The driver log as the Jobs API returns it, and as --follow reads it: the same lines are dropped.
+    kept = list(driver_lines(lines))
+    assert len(kept) == len(lines) and kept[-2] == died and not any(kept[2 : 2 + len(printed)]) and not kept[-1]

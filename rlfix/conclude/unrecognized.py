@@ -31,7 +31,7 @@ UNRECOGNIZED = Signature(
     decision=INVESTIGATE,
     remediation=Remediation(
         steps=(
-            "Read the evidence lines below, starting with the first error before the job ended.",
+            "Read the evidence lines above, starting with the first error before the job ended.",
             "Teach rlfix this failure: `rlfix kb draft LOG > my_kb/new.yaml`, edit it, and use `--kb my_kb`.",
         )
     ),

@@ -73,10 +73,17 @@ def _jobs_of(arg: str, follow_symlinks: bool) -> Iterator[Job]:
     path = Path(arg)
     if path.is_dir() and not is_ray_session(path):
         root = path.resolve()
-        for child in sorted(path.iterdir()):
-            if not child.name.startswith(".") and not (child.suffix in NOT_LOGS and child.is_file()):
-                skip = _skip_reason(child, root, follow_symlinks)
-                yield Job(str(child), ray=skip is None and is_ray_session(child), skip=skip)
+        children = sorted(path.iterdir())
+        # Ray's temp root (`/tmp/ray`) holds its sessions and a few files of its own
+        # (`ray_current_cluster`, `prom_metrics_service_discovery.json`): only the sessions are jobs.
+        temp_root = any(c.name.startswith("session_") and is_ray_session(c) for c in children)
+        for child in children:
+            if child.name.startswith(".") or (child.suffix in NOT_LOGS and child.is_file()):
+                continue
+            skip = _skip_reason(child, root, follow_symlinks)
+            ray = skip is None and is_ray_session(child)
+            if ray or not temp_root:
+                yield Job(str(child), ray=ray, skip=skip)
     elif os.path.lexists(arg):
         yield Job(arg, ray=is_ray_session(path))
     else:

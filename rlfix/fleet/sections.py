@@ -16,13 +16,15 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rlfix import safe
+from rlfix.conclude.unrecognized import UNRECOGNIZED_ID
+from rlfix.details import NodeScan
 from rlfix.errors import EXIT_DIAGNOSED, EXIT_OK, EXIT_USAGE, UsageError
 from rlfix.fleet.gather import FleetBuilder
-from rlfix.fleet.model import Fleet
+from rlfix.fleet.model import Fleet, JobSummary
 from rlfix.fleet.scan import summarize
 from rlfix.gate import Renderers, masked
 from rlfix.i18n import phrase
@@ -59,13 +61,15 @@ class JobReports:
     node: JobSection | None = None
     title: str = "rlfix"
     errors: tuple[str, ...] = ()
+    #: What each node's scan read and found (`rlfix ray cluster`); None where no node was scanned.
+    ray_nodes: tuple[NodeScan, ...] | None = None
 
     @property
     def fleet(self) -> Fleet:
         """The jobs' causes as the fleet table (`rlfix triage`) counts them."""
         builder = FleetBuilder()
         for s in self.sections:
-            builder.add(summarize(s.job, s.report, None))
+            builder.add(_summary(s))
         return builder.fleet()
 
     @property
@@ -104,6 +108,7 @@ class JobReports:
             "jobs": [s.to_dict() for s in self.sections],
             "node": self.node.to_dict() if self.node is not None else None,
             "errors": list(self.errors),
+            **({"ray_nodes": [n.to_dict() for n in self.ray_nodes]} if self.ray_nodes is not None else {}),
         }
 
     def render(self, fmt: str = "text", **options: Any) -> str:
@@ -180,6 +185,19 @@ class JobReports:
 
     def _repr_html_(self) -> str:
         return self.render("html", compact=True)
+
+
+def _summary(section: JobSection) -> JobSummary:
+    """A section's line of the table. A job that failed with nothing recognised and no error line to
+    quote (Ray said FAILED; its driver printed no error) is an unrecognised failure, never healthy."""
+    summary = summarize(section.job, section.report, None)
+    ended = section.report.insights.exit
+    if summary.failed or not section.report.failed or ended is None:
+        return summary
+    how = ended.describe()
+    return replace(
+        summary, cause=UNRECOGNIZED_ID, key=f"{UNRECOGNIZED_ID}: {how}", title=f"failed ({how}); no error line"
+    )
 
 
 def _sha(script: str) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import sys
@@ -26,8 +27,10 @@ from typing import IO, Any, Literal
 
 from rlfix.alerts import Alert
 from rlfix.core import Triage
+from rlfix.details import NodeScan
 from rlfix.errors import InputError, UsageError
 from rlfix.fleet.sections import NODE, JobReports, JobSection
+from rlfix.integrations.ray_chatter import driver_lines, echoed_reports
 from rlfix.integrations.ray_connect import DEFAULT_TIMEOUT, bounded, init_quietly, ray_boundary, require_gcs
 from rlfix.integrations.ray_dead import DEATHS, dead_in_folder, dead_live, from_parts, with_last_words
 from rlfix.integrations.ray_jobs import (
@@ -45,10 +48,12 @@ from rlfix.integrations.ray_jobs import (
     utc_text,
 )
 from rlfix.integrations.ray_logs import LogFile, feed_session_logs, resolve_logs_dir
+from rlfix.integrations.ray_order import BY_DRIVER_LOG, BY_FILE_TIMES, BY_TIMESTAMPS
 from rlfix.integrations.ray_scan import (
     SCAN_TIMEOUT,
     JobScope,
     merge_lines,
+    node_scan,
     on_every_node,
     scan_into,
     scan_jobs_this_node,
@@ -126,7 +131,7 @@ def _feed_driver_log(triage: Triage, url: str, client: Any, info: Any) -> bool:
     node_id = getattr(info, "driver_node_id", None)
     if info.submission_id and node_id:
         try:
-            feed_node_log(triage, url, node_id, f"job-driver-{info.submission_id}.log", source)
+            feed_node_log(triage, url, node_id, f"job-driver-{info.submission_id}.log", source, kind="driver")
             return True
         except Exception:  # a dead driver node: the Jobs API keeps what it saw
             pass
@@ -135,7 +140,8 @@ def _feed_driver_log(triage: Triage, url: str, client: Any, info: Any) -> bool:
     except RuntimeError as exc:
         triage.add_error(f"{source}: {str(exc).splitlines()[0]}")
         return False
-    triage.feed_text(text, source)
+    # As read from the node: rlfix's own report, printed there by the driver hook, is not read back.
+    triage.feed_text("\n".join(driver_lines(text.split("\n"))), source)
     return bool(text)
 
 
@@ -220,12 +226,23 @@ def _last_words_live(triage: Triage, url: str, job_id: str | None) -> Report:
 @ray_boundary("Ray job")
 def last_failed_job(address: str | None = None, *, connect_timeout: float = DEFAULT_TIMEOUT) -> str:
     """The submission id (else job id) of the job that failed last on the cluster; `UsageError` if none did."""
+    return last_failed_span(address, connect_timeout=connect_timeout).key
+
+
+def last_failed_span(address: str | None = None, *, connect_timeout: float = DEFAULT_TIMEOUT) -> JobSpan:
+    """The job that failed last on the cluster, with its ids and times (`last_failed_job` gives its name)."""
     url = dashboard_url(address, connect_timeout)
     client = _client(url, connect_timeout)
     failed = [s for s in api_jobs(bounded(client.list_jobs, connect_timeout, "Ray job list")) if s.status == "FAILED"]
     if not failed:
         raise UsageError(f"no failed Ray job at {url}")
-    return max(failed, key=lambda s: s.end or s.start or 0.0).key
+    return max(failed, key=lambda s: s.end or s.start or 0.0)
+
+
+def picked(span: JobSpan) -> str:
+    """The line `--last-failed` prints first: which job it picked (`raysubmit_… (job 0b000000), failed 2026-…Z`)."""
+    when = utc_text(span.end or span.start)
+    return f"rlfix: --last-failed: {span.label}" + (f", failed {when}" if when else "")
 
 
 @ray_boundary("Ray job")
@@ -321,12 +338,13 @@ def _follow(
     async def tail() -> None:
         nonlocal got_any
         carry = ""
+        drop = echoed_reports()  # rlfix's own report, printed by the driver hook, is not read back
         async for chunk in client.tail_job_logs(job_id):
             got_any = True
             lines = (carry + chunk).split("\n")
             carry = lines.pop()
             for line in lines:
-                triage.feed(line, source)
+                triage.feed("" if drop(line.encode("utf-8", "surrogateescape")) else line, source)
             if deadline is not None and time.monotonic() > deadline:
                 break
         if carry:
@@ -496,7 +514,7 @@ def _folder_section(
 ) -> JobSection:
     """One job of a logs folder: its files, its window of the shared logs, its dead actors, workers and nodes."""
     triage = Triage(kb)
-    feed_job(triage, logs, files, owners, span)
+    worker_order = feed_job(triage, logs, files, owners, span)
     triage.set_exit_status(outcome(span.status))
     if url and span.job_id:
         workers = frozenset(w for w, j in owners.workers.items() if j == span.job_id)
@@ -505,7 +523,12 @@ def _folder_section(
     report = triage.report()
     if span.job_id:
         report = with_last_words(report, dead_in_folder(logs, span.job_id))
-    return JobSection(span.key, _heading(span), report, span.to_dict())
+    heading = _heading(span) + (f"; worker files read in {_ORDER_WORDS[worker_order]}" if worker_order else "")
+    return JobSection(span.key, heading, report, {**span.to_dict(), "worker_order": worker_order or None})
+
+
+#: How a section's heading says which rule ordered its worker files (`ray_order`).
+_ORDER_WORDS = {BY_TIMESTAMPS: "timestamp order", BY_DRIVER_LOG: "driver-log order", BY_FILE_TIMES: "file-time order"}
 
 
 def _dead_nodes(url: str | None, errors: list[str]) -> list[DeadNode]:
@@ -628,8 +651,9 @@ def diagnose_cluster_jobs(
             except Exception as exc:
                 errors.append(f"Ray Jobs API at {url}: {str(exc).strip().splitlines()[0][:300]}")
         scope = JobScope(tuple(spans), job, since, until, node=job is None)
-        gathered = _gather_jobs(kb_obj, scope, errors)
-        return _job_reports(gathered, kb_obj, url, job, errors)
+        scans: list[NodeScan] = []
+        gathered = _gather_jobs(kb_obj, scope, errors, scans)
+        return dataclasses.replace(_job_reports(gathered, kb_obj, url, job, errors), ray_nodes=tuple(scans))
     finally:
         if connected_here:
             ray.shutdown()
@@ -639,10 +663,12 @@ def diagnose_cluster_jobs(
 Gathered = dict[str, tuple[JobSpan, Triage, list[tuple[str, Any]]]]
 
 
-def _gather_jobs(kb: KnowledgeBase, scope: JobScope, errors: list[str]) -> Gathered:
-    """Every node's per-job evidence merged into one `Triage` per job (key `node` for the nodes' own)."""
+def _gather_jobs(kb: KnowledgeBase, scope: JobScope, errors: list[str], scans: list[NodeScan]) -> Gathered:
+    """Every node's per-job evidence merged into one `Triage` per job (key `node` for the nodes' own);
+    each node's summary is appended to `scans`."""
     out: Gathered = {}
     for result in on_every_node(scan_jobs_this_node, (kb, scope), errors.append, SCAN_TIMEOUT):
+        scans.append(node_scan(result))
         parts = [(span, part) for span, part in result["jobs"]]
         if result["node"] is not None:
             parts.append((JobSpan(), result["node"]))

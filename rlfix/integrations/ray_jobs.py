@@ -9,9 +9,11 @@ line belongs to the jobs whose window holds its timestamp, and lines in no windo
 
 A job is a `JobSpan`: a submission id and/or a job id, and its window in epoch seconds. Spans
 come from the Jobs API (`list_jobs`), or, offline, from the files: `gcs_server.out` registers and
-finishes each job id, `events/event_JOBS.log` starts and completes each submission, and a job id
-registered inside a submission's window is that submission's driver. A submission that failed
-before its driver started (a bad runtime_env) has a window and no job id. This module does not
+finishes each job id, `events/event_JOBS.log` starts and completes each submission, and a
+submission's job id is the one its driver log names (`ray_links`: its workers' forwarded output,
+Ray's actor ids), never the one registered nearest in time. A submission that failed before its
+driver started (a bad runtime_env) has a window and no job id; one whose driver log names no job
+has its job id unknown, and the job id it had stays a section of its own. This module does not
 import Ray.
 """
 
@@ -21,8 +23,8 @@ import json
 import math
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,7 @@ from typing import Any
 from rlfix.clock import epoch, parse
 from rlfix.core import Triage
 from rlfix.details import ExitStatus
+from rlfix.integrations.ray_links import FROM_API, UNKNOWN, session_links
 from rlfix.integrations.ray_logs import (
     SHARED_KINDS,
     Cut,
@@ -37,8 +40,11 @@ from rlfix.integrations.ray_logs import (
     Window,
     feed_session_logs,
     session_log_files,
+    text_lines,
     time_cut,
 )
+from rlfix.integrations.ray_order import order_workers
+from rlfix.integrations.ray_owners import Ownership as Ownership  # re-exported: the ownership of a folder's files
 
 #: Seconds after a job ends that its shared-log lines still belong to it (Ray reports a kill or a
 #: dropped lease a moment after the driver exits), unless another job starts sooner.
@@ -50,28 +56,12 @@ _REGISTER = re.compile(r"^\[([\d:, -]+?) [IWEF] .*Registering job\. job_id=(\w+)
 _FINISH = re.compile(r"^\[([\d:, -]+?) [IWEF] .*Marking job as finished\. job_id=(\w+)")
 _SUPERVISOR_JOB = re.compile(r"\bjob_id=(\w+)")
 _STATUS = re.compile(r"^Completed a ray job (\S+) with a status (\w+)\.\s*(.*)", re.S)
-_WORKER_FILE = re.compile(r"^worker-([0-9a-f]+)-([0-9a-f]+)-(\d+)\.(?:out|err)$")
-_CORE_WORKER = re.compile(r"^python-core-worker-([0-9a-f]+)_\d+\.log$")
-_CORE_DRIVER = re.compile(r"^python-core-driver-([0-9a-f]{8})f*_\d+\.log$")
 _DRIVER_FILE = re.compile(r"^job-driver-(.+)\.log$")
 _STAMP = re.compile(r"^\[?(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d+)?)")
-# What raylet and GCS lines name (node_manager.cc, gcs_worker_manager.cc, worker_killing_policy*.cc):
-# `job_id=01000000`, `job ID=01000000`, `worker_id=<56 hex>`, `worker id = <56 hex>`, `worker ID=<56 hex>`,
-# `Worker PID: 30141`, `pid=30141`.
-_IDENTITY_WORDS = (
-    b"job_id",
-    b"JobID",
-    b"job ID",
-    b"worker_id",
-    b"worker id",
-    b"worker ID",
-    b"Worker ID",
-    b"PID",
-    b"pid",
-)
-_JOB_NAMED = re.compile(rb"\b(?:job_id|JobID|job ID)\s?[=:(]\s?([0-9a-f]{8})\b")
-_WORKER_NAMED = re.compile(rb"\b(?:worker_id|[Ww]orker [Ii][Dd])\s?[=:]\s?([0-9a-f]{56})\b")
-_PID_NAMED = re.compile(rb"\b(?:Worker PID|pid)\s?[=:]\s?(\d{1,10})\b")
+#: A pid has at most this many digits (Linux caps pids at 2^22); a longer run of digits is not one.
+_MAX_PID_DIGITS = 10
+#: Event times outside these (seconds since 1970 UTC: 1970 to the year 3000) are no times (NaN fails both).
+_EARLIEST, _LATEST = 0.0, 32_503_680_000.0
 
 
 @dataclass(frozen=True)
@@ -87,6 +77,8 @@ class JobSpan:
     message: str = ""
     #: Where its window ends: `end` + `AFTER_END_S`, or the next job's start if that is sooner.
     until: float | None = None
+    #: How a submission's job id is known (`ray_links`: the Jobs API, the driver log, or unknown).
+    job_id_from: str = ""
 
     @property
     def key(self) -> str:
@@ -98,6 +90,8 @@ class JobSpan:
         """`raysubmit_… (job 02000000)`, or the one id there is."""
         if self.submission_id and self.job_id:
             return f"{self.submission_id} (job {self.job_id})"
+        if self.submission_id and self.job_id_from == UNKNOWN:
+            return f"{self.submission_id} (job id unknown)"
         return self.key
 
     def window(self) -> Window | None:
@@ -118,6 +112,7 @@ class JobSpan:
             "job": self.key,
             "submission_id": self.submission_id,
             "job_id": self.job_id,
+            "job_id_from": self.job_id_from or None,
             "start": utc_text(window[0]) if window else None,
             "until": utc_text(window[1]) if window else None,
             "status": self.status,
@@ -155,25 +150,19 @@ def _epoch(stamp: str) -> float | None:
     return epoch(parse(stamp))
 
 
-def _lines(path: Path) -> Iterator[str]:
-    try:
-        with path.open(encoding="utf-8", errors="replace") as fh:
-            yield from fh
-    except OSError:
-        return
-
-
 def _driver_jobs(logs: Path) -> dict[str, list[Any]]:
     """job id -> [registered, finished, driver pid] from the GCS log (rotated copies too)."""
     found: dict[str, list[Any]] = {}
     for path in sorted([*logs.glob("gcs_server.out*"), *logs.glob("old/gcs_server.out*")]):
-        for line in _lines(path):
+        for line in text_lines(path):
             if "job_id=" not in line:
                 continue
             m = _REGISTER.match(line)
             registered = _epoch(m.group(1)) if m else None
             if m and registered is not None:
-                found[m.group(2)] = [registered, None, int(m.group(3))]
+                # A pid longer than any real one (the security audit's 5000 digits) is no pid, not a crash.
+                pid = int(m.group(3)) if len(m.group(3)) <= _MAX_PID_DIGITS else None
+                found[m.group(2)] = [registered, None, pid]
                 continue
             m = _FINISH.match(line)
             if m and m.group(2) in found:
@@ -185,7 +174,7 @@ def _internal_jobs(logs: Path) -> set[str]:
     """Job ids of Ray's own drivers: the dashboard's, whose actors supervise submitted jobs."""
     internal = set()
     for path in logs.glob("jobs/supervisor-*.log"):
-        for line in _lines(path):
+        for line in text_lines(path):
             internal.update(_SUPERVISOR_JOB.findall(line))
             break
     return internal
@@ -194,11 +183,13 @@ def _internal_jobs(logs: Path) -> set[str]:
 def _submissions(logs: Path) -> dict[str, JobSpan]:
     """Submissions from `events/event_JOBS.log`, and from their driver logs when no event says more."""
     subs: dict[str, JobSpan] = {}
-    for line in _lines(logs / "events" / "event_JOBS.log"):
+    for line in text_lines(logs / "events" / "event_JOBS.log"):
         try:
             event = json.loads(line)
             message, when = str(event["message"]), float(event["timestamp"])
         except (ValueError, KeyError, TypeError):
+            continue
+        if not _EARLIEST <= when <= _LATEST:  # "nan", "1e999", "-99999999999999": no time, skip the event
             continue
         done = _STATUS.match(message)
         if message.startswith("Started a ray job "):
@@ -219,7 +210,7 @@ def _submissions(logs: Path) -> dict[str, JobSpan]:
 def _span_of_driver_log(path: Path, span: JobSpan) -> JobSpan:
     """A submission's window from its driver log: its first timestamp, and the file's last write."""
     start = None
-    for line in _lines(path):
+    for line in text_lines(path):
         m = _STAMP.match(line)
         if m:
             start = _epoch(m.group(1))
@@ -235,24 +226,16 @@ def session_jobs(logs: str | os.PathLike[str]) -> list[JobSpan]:
     """Every job of a session's logs folder, with its window (see the module's docstring)."""
     root = Path(logs)
     drivers = _driver_jobs(root)
-    internal = _internal_jobs(root)
+    internal = frozenset(_internal_jobs(root))
     subs = _submissions(root)
-    spans = dict(subs)
+    links = session_links(root, subs, internal)
+    spans = {key: replace(span, job_id=links[key].job_id, job_id_from=links[key].how) for key, span in subs.items()}
+    claimed = {link.job_id for link in links.values() if link.job_id}
     for job_id, (registered, finished, _pid) in sorted(drivers.items()):
-        if job_id in internal:
-            continue
-        owner = _owner(subs.values(), registered)
-        if owner is not None and spans[owner.key].job_id is None:
-            spans[owner.key] = replace(spans[owner.key], job_id=job_id)
-        else:
+        if job_id not in internal and job_id not in claimed:
+            # A driver no submission's log names: a job of its own (a hand-started driver, or a quiet one).
             spans[job_id] = JobSpan(job_id=job_id, start=registered, end=finished)
     return clip(spans.values())
-
-
-def _owner(subs: Iterable[JobSpan], registered: float) -> JobSpan | None:
-    """The submission whose window holds a driver's registration (the latest started, if several)."""
-    holding = [s for s in subs if s.start is not None and s.start - 1 <= registered <= (s.end or float("inf")) + 1]
-    return max(holding, key=lambda s: s.start or 0.0, default=None)
 
 
 def merge(first: Iterable[JobSpan], second: Iterable[JobSpan]) -> list[JobSpan]:
@@ -283,6 +266,7 @@ def api_jobs(details: Iterable[Any]) -> list[JobSpan]:
                 end=end / 1000 if end else None,
                 status=str(getattr(status, "value", status)),
                 message=str(getattr(d, "message", "") or ""),
+                job_id_from=FROM_API,
             )
         )
     return clip(spans)
@@ -305,73 +289,6 @@ def select(
 
 
 # --- files and lines of a job -----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Ownership:
-    """Which job owns each per-job file of a logs folder (worker ids are resolved through `worker-…` names),
-    and so which job a shared-log line names."""
-
-    workers: dict[str, str]
-    #: Worker process id -> job id, from the same file names (`worker-<worker>-<job>-<pid>.out`).
-    pids: dict[str, str] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, files: Iterable[LogFile]) -> Ownership:
-        """Read the worker id -> job id and pid -> job id maps off the file names."""
-        workers, pids = {}, {}
-        for log in files:
-            m = _WORKER_FILE.match(log.name)
-            if m:
-                workers[m.group(1)] = m.group(2)
-                pids[m.group(3)] = m.group(2)
-        return cls(workers, pids)
-
-    def named_job(self, line: bytes) -> str | None:
-        """The job a shared-log line names: its `job_id=`, a worker id or a worker pid this folder knows."""
-        if not any(word in line for word in _IDENTITY_WORDS):
-            return None
-        m = _JOB_NAMED.search(line)
-        if m:
-            return m.group(1).decode("ascii")
-        for m in _WORKER_NAMED.finditer(line):
-            wid = m.group(1).decode("ascii")
-            if wid.endswith("ffffffff"):  # a driver's worker id: its job id, padded with f
-                return wid[:8]
-            if wid in self.workers:
-                return self.workers[wid]
-        for m in _PID_NAMED.finditer(line):
-            job = self.pids.get(m.group(1).decode("ascii"))
-            if job is not None:
-                return job
-        return None
-
-    def identity(self, job_id: str | None, known: Iterable[str] = ()) -> Callable[[bytes], bool | None]:
-        """Whether a line belongs to `job_id` by what it names (None: it names no job of this folder).
-
-        For the node's own findings (`job_id` None), a line naming any `known` job is that job's, not the node's.
-        """
-        jobs = frozenset(known)
-
-        def owned(line: bytes) -> bool | None:
-            named = self.named_job(line)
-            if named is None:
-                return None
-            if job_id is None:
-                return False if named in jobs else None
-            return named == job_id
-
-        return owned
-
-    def job_of(self, name: str) -> str | None:
-        """The job id (hex) a file belongs to, None for a shared or an unowned file."""
-        for pattern in (_WORKER_FILE, _CORE_WORKER):
-            m = pattern.match(name)
-            if m:
-                wid = m.group(1)
-                return self.workers.get(wid) if pattern is _CORE_WORKER else m.group(2)
-        m = _CORE_DRIVER.match(name)
-        return m.group(1) if m else None
 
 
 def is_shared(log: LogFile) -> bool:
@@ -413,9 +330,17 @@ def _select(files: list[LogFile], driver: Callable[[str], bool], other: Callable
 
 def job_cut(span: JobSpan, owners: Ownership | None = None) -> Cut | None:
     """Shared logs through the job's window (a job without a known start reads none of them); a line
-    naming a job by id, worker or pid is kept for that job only, whatever its time."""
+    naming a job by id, worker, pid or its submission's supervisor is kept for that job only, whatever
+    its time (`ray_owners`)."""
     window = span.window()
-    identity = owners.identity(span.job_id) if owners is not None and span.job_id else None
+    # A submission whose driver log shows no start (or that the Jobs API gives no job id) may be the one
+    # its supervisor's trouble is about; one whose driver started is past it.
+    supervised = span.job_id is None and span.job_id_from != UNKNOWN
+    identity = (
+        owners.identity(span.job_id, submission=span.submission_id, supervised=supervised)
+        if owners is not None
+        else None
+    )
     return time_cut(None, windows=(window,) if window else ((math.inf, math.inf),), identity=identity)
 
 
@@ -427,10 +352,25 @@ def folder_files(logs: str | os.PathLike[str]) -> list[LogFile]:
 # --- feeding a job's part of a logs folder -------------------------------------------------
 
 
-def feed_job(triage: Triage, logs: Path, files: list[LogFile], owners: Ownership, span: JobSpan) -> None:
-    """Feed a job's own files and its window of the shared logs from one logs folder."""
+def feed_job(triage: Triage, logs: Path, files: list[LogFile], owners: Ownership, span: JobSpan) -> str:
+    """Feed a job's own files and its window of the shared logs from one logs folder.
+
+    The job's worker files are read in the order their first errors happened (`ray_order`), not
+    by name; returns the rule that ordered them ("" when fewer than two had an error line).
+    """
     mine = set(job_files(files, span, owners))
-    feed_session_logs(triage, logs, keep=mine.__contains__, cut=job_cut(span, owners))
+    driver = logs / f"job-driver-{span.submission_id}.log" if span.submission_id else None
+    used: list[str] = [""]
+
+    def arrange(chosen: list[LogFile]) -> list[LogFile]:
+        workers = [log for log in chosen if log.rule.kind == "worker"]
+        order = order_workers(workers, triage.kb, driver if driver is not None and driver.is_file() else None)
+        used[0] = order.by
+        ordered = iter(order.files)
+        return [next(ordered) if log.rule.kind == "worker" else log for log in chosen]
+
+    feed_session_logs(triage, logs, keep=mine.__contains__, cut=job_cut(span, owners), arrange=arrange)
+    return used[0]
 
 
 def feed_node(
@@ -452,7 +392,9 @@ def feed_node(
     if until is not None:
         windows.append((until, None))
     known = [s.job_id for s in spans if s.job_id]
-    cut = time_cut(None, windows=tuple(windows), outside=True, identity=owners.identity(None, known))
+    subs = [s.submission_id for s in spans if s.submission_id]
+    identity = owners.identity(None, known, submissions=subs)
+    cut = time_cut(None, windows=tuple(windows), outside=True, identity=identity)
     mine = set(node_files(files, spans, owners))
     # Asked for a time, the node's own timestamped files are cut to it too.
     cut_all = since is not None or until is not None

@@ -14,7 +14,7 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -22,6 +22,7 @@ from typing import BinaryIO
 from rlfix.clock import epoch, parse
 from rlfix.core import Triage
 from rlfix.errors import InputError
+from rlfix.integrations.ray_chatter import quiet
 from rlfix.read.inputs import Input, Problem, expand
 
 #: A file above this size is read at its head (a quarter) and its tail (the rest) only.
@@ -119,6 +120,26 @@ def belongs_to_job(name: str, job_id: str | None = None, submission_id: str | No
     return not name.startswith("python-core-worker-")
 
 
+#: Characters of one line `text_lines` keeps; the rest of a longer line is read and dropped (as the
+#: matcher keeps `rlfix.match.matcher.MAX_LINE` bytes), so one huge line never fills memory.
+MAX_LINE_CHARS = 1024 * 1024
+
+
+def text_lines(path: Path, limit: int = MAX_LINE_CHARS) -> Iterator[str]:
+    """The lines of a text file, streamed, each cut at `limit` characters (a newline kept); none if unreadable."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            while line := fh.readline(limit):
+                if len(line) == limit and not line.endswith("\n"):
+                    # The rest of an overlong line: read in bounded pieces, dropped.
+                    while (rest := fh.readline(limit)) and not rest.endswith("\n"):
+                        pass
+                    line += "\n"
+                yield line
+    except OSError:
+        return
+
+
 def default_logs_dir() -> Path:
     """The current session's logs folder: `$RAY_TMPDIR/ray/session_latest/logs` (default /tmp)."""
     root = Path(os.environ.get("RAY_TMPDIR") or tempfile.gettempdir()) / "ray"
@@ -175,6 +196,15 @@ class _HeadTail:
             self._raw.readline()
             return b"\n"
         return self._raw.read(n)
+
+
+def head_and_tail(raw: BinaryIO, size: int, max_bytes: int = MAX_FILE_BYTES) -> BinaryIO:
+    """`raw` (a file of `size` bytes), or over `max_bytes` its head (a quarter) and its tail only, as
+    `feed_log_file` reads a file."""
+    if size <= max_bytes:
+        return raw
+    head = max_bytes // 4
+    return _HeadTail(raw, size, head, max_bytes - head)  # type: ignore[return-value]
 
 
 #: Kinds of file shared by every job of a cluster: with `since`, their older lines are dropped.
@@ -351,7 +381,9 @@ def feed_log_file(
             if not item.skipped:
                 triage.add_error(f"{source}: {item.message}")
             return
-        _feed_bounded(triage, item, source, max_bytes, cut if cut_all or log.rule.kind in SHARED_KINDS else None)
+        chosen = cut if cut_all or log.rule.kind in SHARED_KINDS else None
+        # Ray's own non-fatal trouble (the autoscaler's metrics port taken) is no job's failure.
+        _feed_bounded(triage, item, source, max_bytes, quiet(log.rule.kind, chosen))
 
 
 def _feed_bounded(triage: Triage, item: Input, source: str, max_bytes: int, cut: Cut | None) -> None:
@@ -389,6 +421,7 @@ def feed_session_logs(
     cut: Cut | None = None,
     keep: Callable[[LogFile], bool] | None = None,
     cut_all: bool = False,
+    arrange: Callable[[list[LogFile]], list[LogFile]] | None = None,
 ) -> list[LogFile]:
     """Feed the signal-carrying files of a logs folder to `triage`; return the files read.
 
@@ -396,13 +429,16 @@ def feed_session_logs(
     With `since` (seconds since 1970 UTC, or a stamp: see `at`), lines of the cluster-wide logs
     older than it are skipped;
     `cut` filters those logs instead (a job's time window; every file's with `cut_all`), and
-    `keep` chooses the files.
+    `keep` chooses the files, and `arrange` may reorder the chosen ones (a job's worker files by time).
     """
     root = Path(directory)
     read: list[LogFile] = []
-    for log in session_log_files(root, job_id=job_id, submission_id=submission_id):
-        if not log.rule.scan or (keep is not None and not keep(log)):
-            continue
+    chosen = [
+        log
+        for log in session_log_files(root, job_id=job_id, submission_id=submission_id)
+        if log.rule.scan and (keep is None or keep(log))
+    ]
+    for log in arrange(chosen) if arrange is not None else chosen:
         feed_log_file(triage, log, prefix + str(log.path.relative_to(root)), max_bytes, since, cut=cut, cut_all=cut_all)
         read.append(log)
     return read

@@ -61,7 +61,10 @@ def compact(report: Report) -> dict[str, Any]:
                 keep(d.id, ev.source, ev.line, ev.text)
     for sig_id, ev in report.timeline:
         keep(sig_id, ev.source, ev.line, ev.text)
-    lines.sort(key=lambda e: (e["source"], e["line"]))
+    # By the order the files were read (a job's worker files by when they failed: `ray_order`), then
+    # by line: the driver re-reads them in this order, so what came first still comes first there.
+    read = {s.name: i for i, s in enumerate(report.sources)}
+    lines.sort(key=lambda e: (read.get(e["source"], len(read)), e["source"], e["line"]))
     counts: dict[str, int] = {}
     for diag in report.diagnoses:
         for d in (diag, *diag.folded):
@@ -199,6 +202,30 @@ def merge_node(triage: Triage, result: Mapping[str, Any]) -> NodeScan:
         lines=sum(int(s[1]) for s in result["sources"]),
         bytes=sum(int(s[2]) for s in result["sources"]),
         counts=dict(result["counts"]),
+    )
+
+
+def node_scan(result: Mapping[str, Any]) -> NodeScan:
+    """One node's summary from its per-job scan (`scan_jobs_this_node`): the files it read, each once
+    (a shared log is read by several jobs), their lines and bytes, and each signature's findings over
+    its jobs and its own section."""
+    sources: dict[str, tuple[int, int]] = {}
+    counts: dict[str, int] = {}
+    parts = [part for _, part in result["jobs"]] + ([result["node"]] if result["node"] is not None else [])
+    for part in parts:
+        for name, lines, size, *_ in part["sources"]:
+            seen = sources.get(str(name), (0, 0))
+            sources[str(name)] = (max(seen[0], int(lines)), max(seen[1], int(size)))
+        for sig_id, count in part["counts"].items():
+            counts[sig_id] = counts.get(sig_id, 0) + int(count)
+    return NodeScan(
+        node_id=str(result["node_id"]),
+        ip=str(result["ip"]),
+        logs_dir=str(result["logs_dir"]),
+        files=len(sources),
+        lines=sum(lines for lines, _ in sources.values()),
+        bytes=sum(size for _, size in sources.values()),
+        counts=counts,
     )
 
 

@@ -22,6 +22,7 @@ from typing import Any, BinaryIO
 
 from rlfix.core import Triage
 from rlfix.errors import InputError
+from rlfix.integrations.ray_chatter import quiet
 from rlfix.integrations.ray_connect import DEFAULT_TIMEOUT, bounded, dashboard_for
 from rlfix.integrations.ray_logs import SHARED_KINDS, Since, belongs_to_job, classify
 
@@ -362,11 +363,13 @@ def feed_node_log(
     source: str,
     since: float | None = None,
     until: float | None = None,
+    kind: str = "",
 ) -> None:
     """Stream one node log (its last `MAX_REMOTE_LINES` lines) from the dashboard into `triage`.
 
     With `since` / `until` (seconds since 1970 UTC), lines outside that time are dropped (for the
-    cluster-wide raylet / GCS logs).
+    cluster-wide raylet / GCS logs). `kind` (`ray_logs.RULES`) drops what is no job's failure in
+    that kind of log (`ray_chatter`: rlfix's own report echoed in a driver log).
     """
     import requests
 
@@ -379,6 +382,8 @@ def feed_node_log(
         if resp.status_code != 200:
             raise RuntimeError(f"HTTP {resp.status_code}: {resp.text[:200]}")
         stream: BinaryIO = _Chunks(resp.iter_content(chunk_size=1 << 20))  # type: ignore[assignment]
+        plain = quiet(kind, None)
+        stream = plain(stream) if plain is not None else stream
         triage.feed_stream(Since(stream, since, until) if since is not None else stream, source)  # type: ignore[arg-type]
 
 
