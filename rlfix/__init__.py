@@ -18,6 +18,7 @@ from rlfix.fleet import Fleet, triage
 from rlfix.kb.load import KnowledgeBase, load_knowledge
 from rlfix.model import Action, Decision, Evidence, Flag, Kind, Owner, Severity, Signature
 from rlfix.report import Diagnosis, Remedy, Report
+from rlfix.retry import RetryDecision, RetryPolicy
 from rlfix.version import __version__
 
 __all__ = [
@@ -34,6 +35,8 @@ __all__ = [
     "Owner",
     "Remedy",
     "Report",
+    "RetryDecision",
+    "RetryPolicy",
     "RlfixError",
     "Severity",
     "Signature",

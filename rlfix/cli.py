@@ -658,6 +658,13 @@ timeout_option = click.option(
 @click.option("--address", default=None, help="Ray dashboard, e.g. http://127.0.0.1:8265 (default: RAY_ADDRESS).")
 @click.option("--follow", is_flag=True, help="Follow a running job; alert on the first root cause, report at the end.")
 @click.option("--last-failed", is_flag=True, help="Diagnose the latest failed job (no JOB_ID needed).")
+@click.option(
+    "--retry",
+    type=click.IntRange(min=0, max=20),
+    default=0,
+    metavar="N",
+    help="With --follow: resubmit the job, as it was, up to N times when it fails for a transient cause.",
+)
 @timeout_option
 @notify_option
 @view_options
@@ -667,6 +674,7 @@ def ray_job(
     address: str | None,
     follow: bool,
     last_failed: bool,
+    retry: int,
     timeout: float,
     notify: str | None,
     view: View,
@@ -684,12 +692,34 @@ def ray_job(
         click.echo(mask_text(picked(span)), err=True)
         job_id = span.key
     kb_obj = _kb(kb_dirs)
-    if follow:
+    if retry and not follow:
+        raise UsageError("--retry needs --follow: a job is resubmitted only while rlfix follows it")
+    if retry:
+        report = _follow_retrying(job_id, address, kb_obj, retry, timeout)
+    elif follow:
         report = watch_job(job_id, address=address, kb=kb_obj, on_alert=_alert, connect_timeout=timeout)
     else:
         report = diagnose_job(job_id, address=address, kb=kb_obj, connect_timeout=timeout)
     _notify(report, notify, view.options.lang, job=job_id)
     _emit(report, view)
+
+
+def _follow_retrying(job_id: str, address: str | None, kb: KnowledgeBase, retries: int, timeout: float) -> Report:
+    """`ray job --follow --retry N`: the last attempt's report; each decision is one line on stderr."""
+    from rlfix.integrations.ray_retry import follow_with_retries
+    from rlfix.retry import RetryDecision, RetryPolicy
+
+    def said(failed: str, decision: RetryDecision, new_id: str | None) -> None:
+        then = f"; resubmitted as {new_id}" if new_id else ""
+        verdict = "retrying" if decision else "not retrying"
+        click.echo(
+            safe.one_line(mask_text(f"rlfix: job {failed} failed, {verdict}: {decision.reason}{then}")), err=True
+        )
+
+    attempts = follow_with_retries(
+        job_id, RetryPolicy(retries), address=address, kb=kb, on_alert=_alert, on_retry=said, connect_timeout=timeout
+    )
+    return attempts.last
 
 
 def _job_filters(func: F) -> F:

@@ -34,7 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("rlfix.conclude",),
     ("rlfix.render",),
     ("rlfix.core",),
-    ("rlfix.api",),
+    ("rlfix.api", "rlfix.retry"),
     ("rlfix.tools", "rlfix.integrations", "rlfix.fleet"),
     ("rlfix.cli", "rlfix.__main__", "rlfix"),
 )

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import logging
 import os
 import sys
@@ -77,6 +78,7 @@ from rlfix.integrations.ray_state import (
 from rlfix.integrations.ray_watch import Alerter, Fetch, NodeTail
 from rlfix.kb.load import KnowledgeBase, load_knowledge
 from rlfix.report import Report
+from rlfix.retry import RetryPolicy
 
 __all__ = [
     "diagnose_cluster",
@@ -95,14 +97,14 @@ OnFailure = Callable[[Report], None]
 # --- jobs ------------------------------------------------------------------------------
 
 
-def _client(url: str, timeout: float = DEFAULT_TIMEOUT) -> Any:
+def jobs_client(url: str, timeout: float = DEFAULT_TIMEOUT) -> Any:
     need_ray()
     from ray.job_submission import JobSubmissionClient
 
     return bounded(lambda: JobSubmissionClient(url), timeout, f"cannot reach the Ray Jobs API at {url}")
 
 
-def _job_info(client: Any, job_id: str, timeout: float = DEFAULT_TIMEOUT) -> Any:
+def job_info(client: Any, job_id: str, timeout: float = DEFAULT_TIMEOUT) -> Any:
     def ask() -> Any:
         try:
             return client.get_job_info(job_id)
@@ -196,8 +198,8 @@ def diagnose_job(
     `connect_timeout` seconds or any Ray client call fails.
     """
     url = dashboard_url(address, connect_timeout)
-    client = _client(url, connect_timeout)
-    info = _job_info(client, job_id, connect_timeout)
+    client = jobs_client(url, connect_timeout)
+    info = job_info(client, job_id, connect_timeout)
     triage = Triage(kb)
     read = _feed_driver_log(triage, url, client, info)
     _feed_status(triage, info, read)
@@ -232,7 +234,7 @@ def last_failed_job(address: str | None = None, *, connect_timeout: float = DEFA
 def last_failed_span(address: str | None = None, *, connect_timeout: float = DEFAULT_TIMEOUT) -> JobSpan:
     """The job that failed last on the cluster, with its ids and times (`last_failed_job` gives its name)."""
     url = dashboard_url(address, connect_timeout)
-    client = _client(url, connect_timeout)
+    client = jobs_client(url, connect_timeout)
     failed = [s for s in api_jobs(bounded(client.list_jobs, connect_timeout, "Ray job list")) if s.status == "FAILED"]
     if not failed:
         raise UsageError(f"no failed Ray job at {url}")
@@ -269,8 +271,8 @@ def watch_job(
     report so far). Each connection step takes at most `connect_timeout` seconds.
     """
     url = dashboard_url(address, connect_timeout)
-    client = _client(url, connect_timeout)
-    info = _job_info(client, job_id, connect_timeout)
+    client = jobs_client(url, connect_timeout)
+    info = job_info(client, job_id, connect_timeout)
     kb_obj = kb if kb is not None else load_knowledge()
     alerter = Alerter(kb_obj, on_alert)
     triage = Triage(kb_obj, on_new=alerter.callback(lambda: triage))
@@ -308,7 +310,7 @@ def _fetcher(url: str) -> Fetch:
 def _poll_nodes(client: Any, url: str, job_id: str, tail: NodeTail, alerter: Alerter) -> None:
     """One round of the live node tail; a failing round is skipped (the final report reads it all)."""
     try:
-        hex_id = _job_info(client, job_id).job_id
+        hex_id = job_info(client, job_id).job_id
         tail.poll(alive_nodes(url), hex_id)
     except Exception as exc:
         logging.getLogger(__name__).debug("live tail of job %s: %s", job_id, exc)
@@ -389,7 +391,7 @@ async def _ticker(tick: Callable[[], None], poll: float) -> None:
 
 def _wait_terminal(client: Any, job_id: str, poll: float, deadline: float | None) -> Any:
     while True:
-        info = _job_info(client, job_id)
+        info = job_info(client, job_id)
         if _is_terminal(info) or (deadline is not None and time.monotonic() > deadline):
             return info
         time.sleep(poll)
@@ -456,12 +458,12 @@ def diagnose_session_jobs(
     if address:
         # Asked for by name: a cluster that cannot be reached is an error before any report, not after.
         url = dashboard_url(address, connect_timeout)
-        listed = bounded(_client(url, connect_timeout).list_jobs, connect_timeout, f"Ray job list at {url}")
+        listed = bounded(jobs_client(url, connect_timeout).list_jobs, connect_timeout, f"Ray job list at {url}")
         spans = merge(api_jobs(listed), spans)
     elif (state_address := _live_cluster(logs) if directory is None else None) is not None:
         try:
             url = dashboard_url(state_address, connect_timeout)
-            spans = merge(api_jobs(_client(url, connect_timeout).list_jobs()), spans)
+            spans = merge(api_jobs(jobs_client(url, connect_timeout).list_jobs()), spans)
         except Exception as exc:  # the folder alone still says which job is which
             errors.append(f"Ray Jobs API at {state_address}: {str(exc).strip().splitlines()[0][:300]}")
     chosen = _chosen(spans, job, since, until, str(logs))
@@ -647,7 +649,7 @@ def diagnose_cluster_jobs(
         spans: list[JobSpan] = []
         if url:
             try:
-                spans = api_jobs(_client(url, connect_timeout).list_jobs())
+                spans = api_jobs(jobs_client(url, connect_timeout).list_jobs())
             except Exception as exc:
                 errors.append(f"Ray Jobs API at {url}: {str(exc).strip().splitlines()[0][:300]}")
         scope = JobScope(tuple(spans), job, since, until, node=job is None)
@@ -772,6 +774,11 @@ class diagnose_on_failure(contextlib.ContextDecorator):
     traceback, and kept as `.report` on this object. `exceptions` defaults to Ray's
     `RayError` family (RayTaskError, ActorDiedError, OutOfMemoryError, GetTimeoutError, ...).
     A failure of rlfix itself prints one line and leaves the original exception untouched.
+
+    With `retry=RetryPolicy(max_retries=N)` (decorator form only: a `with` block cannot run its
+    body again), a failure the policy calls transient (`rlfix.retry`) runs the function again,
+    up to N times; `.history` keeps the report of every failed attempt. Any other failure is
+    raised as without `retry`.
     """
 
     def __init__(
@@ -784,8 +791,12 @@ class diagnose_on_failure(contextlib.ContextDecorator):
         cluster: bool = False,
         state: bool = True,
         on_report: OnFailure | None = None,
+        retry: RetryPolicy | None = None,
     ) -> None:
         self.kb = kb
+        self.retry = retry
+        self.history: list[Report] = []
+        self._attempting = False
         self.exceptions = exceptions
         self.stream = stream
         self.fmt = fmt
@@ -796,9 +807,44 @@ class diagnose_on_failure(contextlib.ContextDecorator):
         self._entered: float | None = None
 
     def __enter__(self) -> diagnose_on_failure:
+        if self.retry is not None and not self._attempting:
+            raise UsageError("a `with` block cannot run again: put @diagnose_on_failure(retry=...) on a function")
         # The raylet and GCS logs are shared by every job: only what they say from now on counts.
         self._entered = time.time()
         return self
+
+    def __call__(self, func: Callable[..., Any]) -> Callable[..., Any]:  # type: ignore[override]
+        if self.retry is None:
+            return super().__call__(func)
+        policy = self.retry
+
+        @functools.wraps(func)
+        def attempts(*args: Any, **kwargs: Any) -> Any:
+            self.history = []
+            while True:
+                self.report = None
+                try:
+                    self._attempting = True
+                    with self:
+                        return func(*args, **kwargs)
+                except BaseException:
+                    report = self.report
+                    if report is None:
+                        raise
+                    decision = policy.should_retry(report, self.history)
+                    print(
+                        f"rlfix: {'retrying' if decision else 'not retrying'}: {decision.reason}", file=self._stream()
+                    )
+                    self.history.append(report)
+                    if not decision:
+                        raise
+                finally:
+                    self._attempting = False
+
+        return attempts
+
+    def _stream(self) -> IO[str]:
+        return self.stream if self.stream is not None else sys.stderr
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
