@@ -16,7 +16,7 @@ from rlfix.conclude.annotate import with_exception, with_quantities
 from rlfix.conclude.collectives import with_hang
 from rlfix.conclude.exceptions import with_exception_class
 from rlfix.conclude.handled import REASON as HANDLED_REASON
-from rlfix.conclude.handled import split_handled
+from rlfix.conclude.handled import TEARDOWN_REASON, split_handled, split_teardown
 from rlfix.conclude.insights import Progress, insights
 from rlfix.conclude.mismatch import with_mismatch
 from rlfix.conclude.rank import rank
@@ -85,13 +85,17 @@ def conclude(
     kept = with_silent_death(kept, printed_errors, kb)
     kept = with_exit_status(kept, observed.exit_status, kb)
     kept, handled = split_handled(kept)
+    kept, teardown = split_teardown(kept, observed.unknown.after_stop)
     context = observed.context.with_eras(_versioned_flags(kb))
     ranked = [_explain(d, observed, kb, context) for d in rank(kept, kb, context, observed.went_on)]
     # A warning on its own is worth knowing, never the cause: it goes to the notes.
     diagnoses = [d for d in ranked if d.severity is not Severity.WARNING]
     notes = tuple(d for d in ranked if d.severity is Severity.WARNING)
-    handled_notes = (_noted(_explain(d, observed, kb, context), HANDLED_REASON) for d in rank(handled, kb, context))
-    notes = (*notes, *handled_notes)
+    notes = (
+        *notes,
+        *(_noted(_explain(d, observed, kb, context), HANDLED_REASON) for d in rank(handled, kb, context)),
+        *(_noted(_explain(d, observed, kb, context), TEARDOWN_REASON) for d in rank(teardown, kb, context)),
+    )
     ended = observed.exit_status
     if ended is not None and not ended.failed:
         # The job is known to have succeeded (exit status 0, Ray's SUCCEEDED): whatever looked

@@ -1,4 +1,13 @@
-"""Import failures a program reported as handled: optional dependencies probed at start-up.
+"""What did not end the run: import failures a program reported as handled, and what processes
+print while they are being stopped.
+
+A stop asked for (SIGTERM received, Ctrl-C, a launcher "stopping local process with signal
+SIGTERM") is followed by its teardown: a shell's "Killed" for a child that did not stop in time,
+exit codes -15, "one child failed". A root all of whose lines are such teardown (within
+`rlfix.observe.unknown.TEARDOWN_LINES` lines after a stop, in the same input) is a note: the kill
+came from the stop, not from the OOM killer or a crash.
+
+Import failures a program reported as handled: optional dependencies probed at start-up.
 
 Frameworks probe optional packages and kernels while they start and carry on without them: vLLM
 logs the whole `ImportError` of a missing `deep_gemm` library at WARNING level, SGLang prints
@@ -12,7 +21,7 @@ line, an ERROR-level line), that line is not a probe and the root stays.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from rlfix.model import Evidence, Kind
 from rlfix.observe.tally import Tally
@@ -34,6 +43,7 @@ _RAISED = re.compile(r"^\s*(?:\w+\.)*\w*(?:Error|Exception)\b:")
 _QUIET_LEVEL = re.compile(r"(?:^|[\s\[(|])(?:WARNING|WARN|INFO|DEBUG)\b|(?:^|[\s\[])[WID]\d{4} \d\d:\d\d|\[[WID] ")
 
 REASON = "an optional import the program reported as handled and went on without: not what ended the run"
+TEARDOWN_REASON = "printed while the processes were being stopped (after a stop was asked for): part of the teardown"
 
 
 def handled_probe(evidence: Evidence) -> bool:
@@ -49,9 +59,22 @@ def handled_probe(evidence: Evidence) -> bool:
 
 def split_handled(tallies: Mapping[str, Tally]) -> tuple[dict[str, Tally], dict[str, Tally]]:
     """The tallies to rank as failures, and the roots seen only as handled import probes."""
+    return _split(tallies, handled_probe)
+
+
+def split_teardown(
+    tallies: Mapping[str, Tally], in_teardown: Callable[[Evidence], bool]
+) -> tuple[dict[str, Tally], dict[str, Tally]]:
+    """The tallies to rank as failures, and the roots seen only in a stop's teardown."""
+    return _split(tallies, in_teardown)
+
+
+def _split(
+    tallies: Mapping[str, Tally], aside: Callable[[Evidence], bool]
+) -> tuple[dict[str, Tally], dict[str, Tally]]:
     kept: dict[str, Tally] = {}
-    handled: dict[str, Tally] = {}
+    put_aside: dict[str, Tally] = {}
     for sig_id, tally in tallies.items():
-        probes = tally.signature.kind is Kind.ROOT and tally.samples and all(map(handled_probe, tally.samples))
-        (handled if probes else kept)[sig_id] = tally
-    return kept, handled
+        only = tally.signature.kind is Kind.ROOT and tally.samples and all(map(aside, tally.samples))
+        (put_aside if only else kept)[sig_id] = tally
+    return kept, put_aside

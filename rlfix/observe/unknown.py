@@ -3,7 +3,7 @@ lines that say the job ended badly. The streaming half; `rlfix.conclude.unrecogn
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from dataclasses import dataclass
 
 from rlfix.details import ErrorTemplate
@@ -37,7 +37,13 @@ _STOPS = (
     r"(?i)\breceived (?:signal )?(?:SIGTERM|SIGINT|SIGHUP|signal (?:15|2)\b)",
     r"(?i)\bDraining requests and shutting down\b",
     r"^KeyboardInterrupt\s*$",
+    # A launcher stopping its own processes (AReaL's local scheduler, and the like).
+    r"(?i)\bStopping (?:\w+ ){0,2}process(?:es)?\b.{0,40}\bwith signal SIG(?:TERM|INT|KILL)\b",
 )
+#: A stop's teardown is what a process prints within this many lines after it.
+TEARDOWN_LINES = 50
+#: Stop lines remembered (the last ones).
+MAX_STOPS = 64
 
 #: Error-looking lines examined per log for templates (a crash log that prints more is grouped
 #: well enough by its first this-many).
@@ -72,8 +78,8 @@ class UnknownErrors:
 
     termination: Evidence | None = None
     exit_code: str | None = None
-    #: The last line that asked the process to stop from outside (SIGTERM received, Ctrl-C).
-    stop: Evidence | None = None
+    #: The last lines that asked a process to stop (SIGTERM received, Ctrl-C, a launcher stopping them).
+    stops: tuple[Evidence, ...] = ()
     #: The most recent templates, last first (the end of a log is where it died), with first evidence.
     recent: tuple[tuple[ErrorTemplate, Evidence], ...] = ()
     #: The most frequent templates, most first.
@@ -86,9 +92,12 @@ class UnknownErrors:
         return self.termination is not None and not self.after_stop(self.termination)
 
     def after_stop(self, evidence: Evidence) -> bool:
-        """Whether `evidence` came after a stop was asked for (in the same input)."""
-        stop = self.stop
-        return stop is not None and stop.source == evidence.source and stop.order < evidence.order
+        """Whether `evidence` is part of a stop's teardown: in the same input, within
+        `TEARDOWN_LINES` lines after a line that asked a process to stop."""
+        return any(
+            s.source == evidence.source and s.order < evidence.order and evidence.line - s.line <= TEARDOWN_LINES
+            for s in self.stops
+        )
 
 
 class UnknownTracker:
@@ -98,7 +107,7 @@ class UnknownTracker:
         self.templates: OrderedDict[str, _Count] = OrderedDict()
         self.termination: Evidence | None = None
         self.exit_code: str | None = None
-        self.stop: Evidence | None = None
+        self.stops: deque[Evidence] = deque(maxlen=MAX_STOPS)
 
     def wants(self, kind: ProbeKind, message: str) -> bool:
         """Whether a line would be kept as quoted evidence (not just counted)."""
@@ -110,7 +119,7 @@ class UnknownTracker:
         """Count one error-looking or job-ending line; True when its form says an error happened (not
         just the word: see `rlfix.observe.shapes`)."""
         if hit.probe.owner == STOP:
-            self.stop = evidence
+            self.stops.append(evidence)
             return False
         if hit.probe.kind is ProbeKind.TERMINATION:
             if self.termination is None:
@@ -135,7 +144,7 @@ class UnknownTracker:
         return UnknownErrors(
             termination=self.termination,
             exit_code=self.exit_code,
-            stop=self.stop,
+            stops=tuple(self.stops),
             recent=tuple((t.frozen(), t.first) for t in recent),
             frequent=tuple(t.frozen() for t in frequent),
         )
