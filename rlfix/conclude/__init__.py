@@ -16,7 +16,13 @@ from rlfix.conclude.annotate import with_exception, with_quantities
 from rlfix.conclude.collectives import with_hang
 from rlfix.conclude.exceptions import with_exception_class
 from rlfix.conclude.handled import REASON as HANDLED_REASON
-from rlfix.conclude.handled import TEARDOWN_REASON, split_handled, split_teardown
+from rlfix.conclude.handled import (
+    TEARDOWN_REASON,
+    WARNED_REASON,
+    split_handled,
+    split_teardown,
+    warned_and_went_on,
+)
 from rlfix.conclude.insights import Progress, insights
 from rlfix.conclude.mismatch import with_mismatch
 from rlfix.conclude.rank import rank
@@ -86,6 +92,8 @@ def conclude(
     kept = with_exit_status(kept, observed.exit_status, kb)
     kept, handled = split_handled(kept)
     kept, teardown = split_teardown(kept, observed.unknown.after_stop)
+    lines_in = {s.name: s.lines for s in observed.sources}
+    kept, warned = split_teardown(kept, lambda e: warned_and_went_on(e, lines_in))
     context = observed.context.with_eras(_versioned_flags(kb))
     ranked = [_explain(d, observed, kb, context) for d in rank(kept, kb, context, observed.went_on)]
     # A warning on its own is worth knowing, never the cause: it goes to the notes.
@@ -95,6 +103,7 @@ def conclude(
         *notes,
         *(_noted(_explain(d, observed, kb, context), HANDLED_REASON) for d in rank(handled, kb, context)),
         *(_noted(_explain(d, observed, kb, context), TEARDOWN_REASON) for d in rank(teardown, kb, context)),
+        *(_noted(_explain(d, observed, kb, context), WARNED_REASON) for d in rank(warned, kb, context)),
     )
     ended = observed.exit_status
     if ended is not None and not ended.failed:

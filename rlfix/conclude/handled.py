@@ -7,6 +7,11 @@ exit codes -15, "one child failed". A root all of whose lines are such teardown 
 `rlfix.observe.unknown.TEARDOWN_LINES` lines after a stop, in the same input) is a note: the kill
 came from the stop, not from the OOM killer or a crash.
 
+A line its own program logged as a warning (`WARNING` in its logger prefix, `NCCL WARN`) that
+the run went far past (`WENT_ON_LINES` more lines in the same input) did not end it either: NCCL
+warns that its RAS port is taken and trains on. Such a root is a note too; the same words at
+ERROR level, or near the end, stay a root.
+
 Import failures a program reported as handled: optional dependencies probed at start-up.
 
 Frameworks probe optional packages and kernels while they start and carry on without them: vLLM
@@ -42,6 +47,11 @@ _RAISED = re.compile(r"^\s*(?:\w+\.)*\w*(?:Error|Exception)\b:")
 #: `[W 2024-...]`, `WARNING:root:`, glog's `W1122 ...`.
 _QUIET_LEVEL = re.compile(r"(?:^|[\s\[(|])(?:WARNING|WARN|INFO|DEBUG)\b|(?:^|[\s\[])[WID]\d{4} \d\d:\d\d|\[[WID] ")
 
+#: Lines a run printed after a warning before the warning is taken as one it went on from.
+WENT_ON_LINES = 200
+_WARNED = re.compile(r"(?:^|[\s\[(|])(?:WARNING|WARN)\b")
+_NCCL_WARN = re.compile(r"\bNCCL WARN\b")
+WARNED_REASON = "logged as a warning by its own program, and the run went on for many lines after it"
 REASON = "an optional import the program reported as handled and went on without: not what ended the run"
 TEARDOWN_REASON = "printed while the processes were being stopped (after a stop was asked for): part of the teardown"
 
@@ -60,6 +70,16 @@ def handled_probe(evidence: Evidence) -> bool:
 def split_handled(tallies: Mapping[str, Tally]) -> tuple[dict[str, Tally], dict[str, Tally]]:
     """The tallies to rank as failures, and the roots seen only as handled import probes."""
     return _split(tallies, handled_probe)
+
+
+def warned_and_went_on(evidence: Evidence, lines_in: Mapping[str, int]) -> bool:
+    """Whether `evidence` was logged at WARNING level and its input went on well past it."""
+    message = evidence.message or evidence.text
+    at = evidence.text.find(message) if message else -1
+    prefix = evidence.text[:at] if at > 0 else ""
+    if not (_WARNED.search(prefix) or _NCCL_WARN.search(message)):
+        return False
+    return lines_in.get(evidence.source, 0) - evidence.line >= WENT_ON_LINES
 
 
 def split_teardown(

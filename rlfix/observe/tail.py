@@ -27,6 +27,15 @@ _WENT_ON = re.compile(
     rb"(?i)\b(?:step|epoch|iter(?:ation)?|it/s|s/it|loss|reward|finished|completed|done|ok|"
     rb"success(?:ful(?:ly)?)?|saved|saving|resum\w*|retr(?:y|ying|ied))\b"
 )
+# A process or run that says it ended well ("Process 115970 exits successfully." of DeepSpeed's
+# launcher, "Training completed successfully"): checked before teardown, whose words it shares.
+_ENDED_WELL = re.compile(
+    rb"(?i)\b(?:exit(?:s|ed)? (?:successfully|normally|with (?:status|code) 0\b)|"
+    rb"(?:finished|completed|succeeded|done) successfully|training (?:is )?(?:complete|completed|finished|done)\b)"
+)
+# Unmistakable progress, checked before teardown words (a metrics dump names `rollout/aborted`,
+# `clip_ratio`...): verl's `step:44 - key:value - ...` and a tqdm bar's `| 44/1093 [11:33<...`.
+_PROGRESS = re.compile(rb"\bstep:\s*\d+ - \S|\|\s*\d+/\d+ \[\d+:\d\d")
 # Teardown: what dying jobs print after the error (and what never counts as progress).
 _TEARDOWN = re.compile(
     rb"(?i)error|exception|traceback|fail|abort|kill|fatal|sig[a-z]{3,4}\b|exit|core dumped|terminat|"
@@ -38,6 +47,8 @@ def went_on(after: bytes) -> bool:
     """Whether the text after an error shows the job going on rather than dying."""
     quiet = 0
     for line in after[:READ_AFTER].split(b"\n"):
+        if _ENDED_WELL.search(line) or _PROGRESS.search(line):
+            return True
         if not line.strip() or _TEARDOWN.search(line):
             continue
         if _WENT_ON.search(line):
