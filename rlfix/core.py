@@ -537,7 +537,7 @@ class Triage:
             progress=dict(self._progress),
             went_on=self._steps.went_on({owner: t.first.source for owner, t in self._tallies.items()}),
             unknown=self._unknown.snapshot(),
-            open_traceback=self._tracebacks.unterminated(),
+            open_traceback=self._tracebacks.unterminated({s.name: s.lines for s in sources}),
             bare_exception=self._bare_exception(),
             ending_error=self._ending_error(),
             collectives=self._collectives.snapshot(),

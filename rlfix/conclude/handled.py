@@ -82,11 +82,17 @@ def warned_and_went_on(evidence: Evidence, lines_in: Mapping[str, int]) -> bool:
     return lines_in.get(evidence.source, 0) - evidence.line >= WENT_ON_LINES
 
 
+#: Roots that are the stop itself (a scheduler's cancel, a launcher told to stop): never its teardown.
+STOP_CAUSES = frozenset({"job-cancelled-by-scheduler"})
+
+
 def split_teardown(
     tallies: Mapping[str, Tally], in_teardown: Callable[[Evidence], bool]
 ) -> tuple[dict[str, Tally], dict[str, Tally]]:
     """The tallies to rank as failures, and the roots seen only in a stop's teardown."""
-    return _split(tallies, in_teardown)
+    kept, aside = _split({k: t for k, t in tallies.items() if k not in STOP_CAUSES}, in_teardown)
+    kept.update({k: t for k, t in tallies.items() if k in STOP_CAUSES})
+    return kept, aside
 
 
 def _split(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict, deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -34,6 +34,13 @@ class Part(Enum):
 
     HEADER = "header"
     FRAME = "frame"
+    #: `File "x.py", line 161` alone: where Python reports a SyntaxError, with no header.
+    SYNTAX = "syntax"
+
+
+#: The compile errors Python reports at a bare `File "...", line N` (always uncaught: the module
+#: never ran).
+_COMPILE_ERROR = re.compile(r"^(?:SyntaxError|IndentationError|TabError):")
 
 
 #: Frames remembered per open traceback: enough to see where one package calls into another.
@@ -63,6 +70,12 @@ def traceback_probes() -> list[Probe]:
             kind=ProbeKind.TRACEBACK,
             detail=Part.FRAME,
         ),
+        Probe(
+            f"{TRACEBACK}:syntax",
+            observer_pattern(r'^File "(?P<file>[^"]{1,500})", line (?P<line>\d+)$'),
+            kind=ProbeKind.TRACEBACK,
+            detail=Part.SYNTAX,
+        ),
     ]
 
 
@@ -71,6 +84,16 @@ class _Open:
     started: int
     header: Line | None = None
     frames: deque[tuple[str, str, str]] = field(default_factory=lambda: deque(maxlen=MAX_FRAMES))
+    #: The first and the last frame line seen (for a traceback pasted without its header).
+    first: Line | None = None
+    last: Line | None = None
+    #: Opened by a compile error's location line: only a compile error closes it as uncaught.
+    syntax: bool = False
+
+
+#: Lines after a header-less traceback's last frame (its code line, a caret line) within which
+#: its input must end for it to be a crash whose exception line was cut off.
+CUT_OFF_LINES = 3
 
 
 def _key(line: Line) -> tuple[object, ...]:
@@ -92,6 +115,14 @@ class TracebackTracker:
 
     def observe(self, hit: Hit) -> None:
         key = _key(hit.line)
+        if hit.probe.detail is Part.SYNTAX:
+            m = hit.match
+            opened = self._open[key] = _Open(hit.line.number, hit.line, syntax=True)
+            opened.frames.append((m.group("file"), m.group("line"), "<module>"))
+            self._open.move_to_end(key)
+            while len(self._open) > MAX_STREAMS:
+                self._open.popitem(last=False)
+            return
         tb = self._open.get(key)
         start = hit.probe.detail is Part.HEADER
         self.headers += start
@@ -107,12 +138,28 @@ class TracebackTracker:
                 return
         m = hit.match
         tb.frames.append((m.group("file"), m.group("line"), m.group("func")))
+        tb.first = tb.first or hit.line
+        tb.last = hit.line
 
-    def unterminated(self) -> tuple[Line, tuple[str, str, str] | None] | None:
-        """The first traceback still open at the end of the input: a crash whose last line is missing."""
+    def unterminated(self, ends: Mapping[str, int] | None = None) -> tuple[Line, tuple[str, str, str] | None] | None:
+        """The first traceback still open at the end of the input: a crash whose last line is missing.
+
+        One without its header (a paste that starts mid-way) counts only when its input ends right
+        after its last frame (`ends`: lines per input): Ray prints the header-less frames of an
+        exception it is about to retry, and goes on.
+        """
         for tb in self._open.values():
-            if tb.header is not None and tb.frames:
+            if tb.header is not None and tb.frames and not tb.syntax:
                 return tb.header, tb.frames[-1]
+        for tb in self._open.values():
+            last = tb.last
+            if (
+                ends
+                and tb.first is not None
+                and last is not None
+                and ends.get(last.source, -1) - last.number <= CUT_OFF_LINES
+            ):
+                return tb.first, tb.frames[-1]
         return None
 
     def claim(self, line: Line) -> tuple[dict[str, str], bool] | None:
@@ -124,7 +171,8 @@ class TracebackTracker:
             return None
         info = describe_exception(line.message, tb.frames[-1] if tb.frames else None)
         info.update(frame_packages(tb.frames))
-        described = info, tb.header is not None
+        uncaught = tb.header is not None and (not tb.syntax or bool(_COMPILE_ERROR.match(line.message)))
+        described = info, uncaught
         if _RAY_WRAPPER.search(line.message):
             # Ray prints the remote worker's frames right after its wrapper line, with no new
             # header: keep the traceback open so the real exception below finds its frame.
