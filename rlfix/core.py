@@ -320,6 +320,11 @@ class Triage:
         """Record an input problem to show in the report (one line)."""
         self._errors.append(message)
 
+    def add_skipped(self, name: str, reason: str) -> None:
+        """Record an input that was not read, as a warning (a node that died meanwhile): the
+        report stands on what was read, and its exit status is not an input error's."""
+        self._problem(Problem(name, reason, skipped=True), strict=False)
+
     def _close_feed(self) -> None:
         if self._feed_lines:
             self._sources.append(SourceStats(self._feed_source, self._feed_lines, self._feed_bytes))

@@ -37,7 +37,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rlfix.integrations.ray_logs import text_lines
+from rlfix.integrations.ray_logs import ANSI, WORKER_FILE, text_lines
 
 #: How a submission's job id is known: the Jobs API said it, the driver log names it, or neither.
 FROM_API = "jobs-api"
@@ -46,7 +46,6 @@ FROM_ACTOR_ID = "driver-log actor id"
 NO_DRIVER = "no driver started"
 UNKNOWN = "unknown"
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # `(Learner pid=16910) train step 0`, `(pid=16910) …`, `(f pid=1, ip=10.0.0.3) …`: worker.py print_worker_logs.
 _FORWARDED = re.compile(r"^\((?:[^()]*? )?pid=(\d{1,10})(, ip=[^)]*)?\)")
 # Ray's own error lines only (`ray.exceptions.RayTaskError(…): … actor_id=…`, ActorDiedError's
@@ -57,7 +56,6 @@ _ENTRYPOINT = "Running entrypoint for job "
 # Written to the driver log before the supervisor starts the entrypoint (job_manager.py): a log with
 # it and without `_ENTRYPOINT` is one whose driver never started.
 _SETTING_UP = ("Runtime env is setting up.", "runtime_env setup failed")
-_WORKER_FILE = re.compile(r"^worker-[0-9a-f]+-([0-9a-f]{8})-(\d+)\.(?:out|err)$")
 _NO_JOB = "ffffffff"
 
 
@@ -74,9 +72,9 @@ def pid_jobs(names: Iterable[str]) -> dict[str, str]:
     share (the OS reused it on a long-lived node) names neither."""
     seen: dict[str, set[str]] = {}
     for name in names:
-        m = _WORKER_FILE.match(name)
-        if m and m.group(1) != _NO_JOB:
-            seen.setdefault(m.group(2), set()).add(m.group(1))
+        m = WORKER_FILE.match(name)
+        if m and m.group("job") != _NO_JOB:
+            seen.setdefault(m.group("pid"), set()).add(m.group("job"))
     return {pid: next(iter(jobs)) for pid, jobs in seen.items() if len(jobs) == 1}
 
 
@@ -98,7 +96,7 @@ def driver_link(path: Path, pids: dict[str, str], internal: frozenset[str] = fro
             setting_up = True
         if "pid=" not in raw and "actor_id" not in raw:
             continue
-        line = _ANSI.sub("", raw)
+        line = ANSI.sub("", raw)
         m = _FORWARDED.match(line)
         if m and m.group(2) is None and m.group(1) in pids:
             forwarded.add(pids[m.group(1)])

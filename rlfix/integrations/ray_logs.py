@@ -25,6 +25,11 @@ from rlfix.errors import InputError
 from rlfix.integrations.ray_chatter import quiet
 from rlfix.read.inputs import Input, Problem, expand
 
+#: ANSI colour codes Ray puts around its prefixes.
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+#: A worker's log file: `worker-<worker id>-<job id>-<pid>.out|err` (Ray's worker log naming).
+WORKER_FILE = re.compile(r"^worker-[0-9a-f]+-(?P<job>[0-9a-f]{8})-(?P<pid>\d+)\.(?:out|err)$")
+
 #: A file above this size is read at its head (a quarter) and its tail (the rest) only.
 MAX_FILE_BYTES = 256 * 1024 * 1024
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from rlfix.clock import YEARLESS, Moment, epoch, parse
 from rlfix.core import matcher_for
-from rlfix.integrations.ray_logs import LogFile, head_and_tail, text_lines
+from rlfix.integrations.ray_logs import ANSI, WORKER_FILE, LogFile, head_and_tail, text_lines
 from rlfix.kb import KnowledgeBase
 from rlfix.match.matcher import Hit
 from rlfix.model import Severity
@@ -39,11 +39,9 @@ BY_TIMESTAMPS = "timestamps"
 BY_DRIVER_LOG = "driver log"
 BY_FILE_TIMES = "file times"
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _FORWARDED = re.compile(r"^\((?:[^()]*? )?pid=(\d{1,10})\) ?(.*)$")
 _REPEATED = re.compile(r" \[repeated \d+x across cluster\].*$")
 _NUMBERS = re.compile(r"(\d+|0x[0-9a-fA-F]+)")
-_PID = re.compile(r"^worker-[0-9a-f]+-[0-9a-f]+-(\d+)\.(?:out|err)$")
 _FAILING = (Severity.FATAL, Severity.ERROR)
 
 
@@ -137,10 +135,10 @@ def _by_driver(driver_log: Path | None) -> Callable[[dict[LogFile, FirstError]],
             return None
         wanted = {}
         for log, first in firsts.items():
-            m = _PID.match(log.name)
+            m = WORKER_FILE.match(log.name)
             if m is None:
                 return None
-            wanted[log] = (m.group(1), first.text.strip(), _canonical(first.text))
+            wanted[log] = (m.group("pid"), first.text.strip(), _canonical(first.text))
         keys = _arrivals(driver_log, wanted)
         return keys if len(keys) == len(wanted) else None
 
@@ -164,7 +162,7 @@ def _arrivals(driver_log: Path, wanted: dict[LogFile, tuple[str, str, str]]) -> 
     for number, line in enumerate(text_lines(driver_log), start=1):
         if "pid=" not in line:
             continue
-        m = _FORWARDED.match(_ANSI.sub("", line).rstrip("\n"))
+        m = _FORWARDED.match(ANSI.sub("", line).rstrip("\n"))
         if m is None:
             continue
         text = _REPEATED.sub("", m.group(2)).strip()

@@ -10,12 +10,18 @@ never a failure that came back the same way.
 
 from __future__ import annotations
 
+import json
+import os
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from rlfix.alerts import Alert
+from rlfix.errors import UsageError
 from rlfix.integrations.ray import job_info, jobs_client, watch_job
+from rlfix.integrations.ray_auth import auth_headers
 from rlfix.integrations.ray_connect import DEFAULT_TIMEOUT, bounded
 from rlfix.integrations.ray_state import dashboard_url
 from rlfix.kb.load import KnowledgeBase
@@ -66,7 +72,9 @@ def follow_with_retries(
             return attempts
         decision = policy.should_retry(report, attempts.reports)
         attempts.reports.append(report)
-        new_id = resubmit(url, job_id, original, len(attempts.reports), connect_timeout) if decision else None
+        # An --address that is not the dashboard (dashboard_url resolved it to one) is the GCS.
+        gcs = address if address and "://" not in address and not url.endswith(address) else None
+        new_id = resubmit(url, job_id, original, len(attempts.reports), connect_timeout, gcs) if decision else None
         if on_retry is not None:
             on_retry(job_id, decision, new_id)
         if new_id is None:
@@ -74,11 +82,26 @@ def follow_with_retries(
         job_id = new_id
 
 
-def resubmit(url: str, job_id: str, original: str, attempt: int, connect_timeout: float = DEFAULT_TIMEOUT) -> str:
-    """Submit `job_id` again as it was; returns the new submission id."""
+def resubmit(
+    url: str,
+    job_id: str,
+    original: str,
+    attempt: int,
+    connect_timeout: float = DEFAULT_TIMEOUT,
+    gcs_address: str | None = None,
+) -> str:
+    """Submit `job_id` again as it was; returns the new submission id.
+
+    The entrypoint resources are not in what the Jobs API returns (Ray 2.60): they are read from
+    the job's record in the GCS when `gcs_address` (or RAY_ADDRESS, or the local cluster) names it.
+    Raises `UsageError` when they cannot be read: a resubmission without them could run elsewhere.
+    """
     client = jobs_client(url, connect_timeout)
     info = job_info(client, job_id, connect_timeout)
-    options: dict[str, Any] = {k: getattr(info, k, None) for k in RESUBMITTED if getattr(info, k, None) is not None}
+    stored = _stored_job(url, job_id, connect_timeout)
+    if not any(k in stored for k in RESUBMITTED):
+        stored = _gcs_job_record(info.submission_id or job_id, gcs_address, connect_timeout)
+    options: dict[str, Any] = {k: stored[k] for k in RESUBMITTED if stored.get(k) is not None}
     metadata = {**(getattr(info, "metadata", None) or {}), "rlfix_retry_of": original, "rlfix_attempt": str(attempt)}
     new_id: str = bounded(
         lambda: client.submit_job(
@@ -88,3 +111,51 @@ def resubmit(url: str, job_id: str, original: str, attempt: int, connect_timeout
         f"resubmitting Ray job {job_id}",
     )
     return new_id
+
+
+def _gcs_job_record(submission_id: str, gcs_address: str | None, timeout: float) -> dict[str, Any]:
+    """The Jobs API's own record of a submission, from the GCS's internal key-value store."""
+    address = gcs_address or _gcs_from_env()
+    if address is None:
+        raise UsageError(
+            "--retry needs the cluster's GCS address to resubmit with the same entrypoint resources: "
+            "set RAY_ADDRESS=<head ip>:6379 (the Jobs API does not return them)"
+        )
+    import importlib
+
+    from ray._private import ray_constants
+
+    # Where the Jobs API keeps a submission (ray/dashboard/modules/job/common.py, JobInfoStorageClient).
+    key = f"_ray_internal_job_info_{submission_id}".encode()
+    try:
+        gcs_client = importlib.import_module("ray._raylet").GcsClient(address=address)
+        raw = gcs_client.internal_kv_get(key, namespace=ray_constants.KV_NAMESPACE_JOB, timeout=timeout)
+    except Exception as exc:  # Ray raises its own types here, none of them public
+        raise UsageError(f"cannot read the job's record from the GCS at {address}: {exc}") from None
+    if raw is None:
+        raise UsageError(f"no Jobs API record of {submission_id} in the GCS at {address}")
+    record: dict[str, Any] = json.loads(raw)
+    return record
+
+
+def _gcs_from_env() -> str | None:
+    """RAY_ADDRESS when it is a GCS `host:port` (not a dashboard URL), else the local cluster's."""
+    named = os.environ.get("RAY_ADDRESS", "").strip()
+    if named and "://" not in named and named != "auto":
+        return named
+    current = Path(tempfile.gettempdir()) / "ray" / "ray_current_cluster"
+    try:
+        return current.read_text().strip() or None
+    except OSError:
+        return None
+
+
+def _stored_job(url: str, job_id: str, timeout: float) -> dict[str, Any]:
+    """The job as the Jobs API stores it: its JSON holds the entrypoint resources, which the SDK's
+    `JobDetails` (Ray 2.60) leaves out."""
+    import requests
+
+    response = requests.get(f"{url}/api/jobs/{job_id}", headers=auth_headers(), timeout=timeout)
+    response.raise_for_status()
+    stored: dict[str, Any] = response.json()
+    return stored

@@ -186,16 +186,7 @@ class DeadNode:
 
 def dead_nodes(address: str) -> list[DeadNode]:
     """Every dead node, with Ray's reason and its time of death."""
-    from ray.util.state import list_nodes
-
-    nodes = list_nodes(
-        address=address,
-        filters=[("state", "=", "DEAD")],
-        detail=True,
-        limit=MAX_RECORDS,
-        timeout=TIMEOUT,
-        raise_on_missing_output=False,
-    )
+    nodes = _list_nodes(address, "DEAD", detail=True)
     return [
         DeadNode(
             str(_field(n, "node_id")),
@@ -322,11 +313,26 @@ class _Chunks:
         return b""
 
 
-def alive_nodes(address: str) -> list[tuple[str, str]]:
-    """(node id, node ip) of every alive node."""
+def _list_nodes(address: str, state: str, detail: bool = False) -> list[Any]:
+    """The state API's nodes in `state` (ALIVE or DEAD)."""
     from ray.util.state import list_nodes
 
-    nodes = list_nodes(address=address, filters=[("state", "=", "ALIVE")], timeout=TIMEOUT, limit=MAX_RECORDS)
+    # A filtered listing returns fewer nodes than the cluster has; Ray's missing-output check then
+    # raises ("not reachable due to data truncation") as soon as one node has died.
+    found: list[Any] = list_nodes(
+        address=address,
+        filters=[("state", "=", state)],
+        detail=detail,
+        limit=MAX_RECORDS,
+        timeout=TIMEOUT,
+        raise_on_missing_output=False,
+    )
+    return found
+
+
+def alive_nodes(address: str) -> list[tuple[str, str]]:
+    """(node id, node ip) of every alive node."""
+    nodes = _list_nodes(address, "ALIVE")
     return sorted((str(_field(n, "node_id")), str(_field(n, "node_ip"))) for n in nodes)
 
 
@@ -410,7 +416,8 @@ def feed_cluster_logs(
         try:
             names = list_node_logs(address, node_id)
         except Exception as exc:
-            triage.add_error(f"ray logs of node {ip}: {_one_line(exc)}")
+            # A node that died since the listing cannot serve its logs: the job's own are read.
+            triage.add_skipped(f"ray logs of node {ip}", _one_line(exc))
             continue
         chosen = []
         for name in names:
@@ -424,7 +431,7 @@ def feed_cluster_logs(
                 cut = (since, until) if shared and since is not None else (None, None)
                 feed_node_log(triage, address, node_id, name, f"{ip}:{name}", *cut)
             except Exception as exc:
-                triage.add_error(f"ray log {ip}:{name}: {_one_line(exc)}")
+                triage.add_skipped(f"ray log {ip}:{name}", _one_line(exc))
 
 
 def _one_line(exc: BaseException) -> str:
