@@ -90,21 +90,14 @@ def conclude(
     )
     kept = with_silent_death(kept, printed_errors, kb)
     kept = with_exit_status(kept, observed.exit_status, kb)
-    kept, handled = split_handled(kept)
-    kept, teardown = split_teardown(kept, observed.unknown.after_stop)
-    lines_in = {s.name: s.lines for s in observed.sources}
-    kept, warned = split_teardown(kept, lambda e: warned_and_went_on(e, lines_in))
+    kept, aside = _set_aside(kept, observed)
     context = observed.context.with_eras(_versioned_flags(kb))
     ranked = [_explain(d, observed, kb, context) for d in rank(kept, kb, context, observed.went_on)]
     # A warning on its own is worth knowing, never the cause: it goes to the notes.
     diagnoses = [d for d in ranked if d.severity is not Severity.WARNING]
     notes = tuple(d for d in ranked if d.severity is Severity.WARNING)
-    notes = (
-        *notes,
-        *(_noted(_explain(d, observed, kb, context), HANDLED_REASON) for d in rank(handled, kb, context)),
-        *(_noted(_explain(d, observed, kb, context), TEARDOWN_REASON) for d in rank(teardown, kb, context)),
-        *(_noted(_explain(d, observed, kb, context), WARNED_REASON) for d in rank(warned, kb, context)),
-    )
+    for tallies, why in aside:
+        notes = (*notes, *(_noted(_explain(d, observed, kb, context), why) for d in rank(tallies, kb, context)))
     ended = observed.exit_status
     if ended is not None and not ended.failed:
         # The job is known to have succeeded (exit status 0, Ray's SUCCEEDED): whatever looked
@@ -127,6 +120,18 @@ def conclude(
             insights(diagnoses, observed.progress, observed.unknown, discounted), exit=observed.exit_status
         ),
     )
+
+
+def _set_aside(
+    kept: Mapping[str, Tally], observed: Observations
+) -> tuple[dict[str, Tally], list[tuple[dict[str, Tally], str]]]:
+    """The roots that did not end the run, set aside with why (rlfix/conclude/handled.py): handled
+    import probes, a stop's teardown, warnings the run went far past."""
+    lines_in = {s.name: s.lines for s in observed.sources}
+    kept, handled = split_handled(kept)
+    kept, teardown = split_teardown(kept, observed.unknown.after_stop)
+    kept, warned = split_teardown(kept, lambda e: warned_and_went_on(e, lines_in))
+    return kept, [(handled, HANDLED_REASON), (teardown, TEARDOWN_REASON), (warned, WARNED_REASON)]
 
 
 def _failed_unrecognised(observed: Observations) -> bool:
