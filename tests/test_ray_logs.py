@@ -445,6 +445,28 @@ def test_identity_names_jobs_by_id_worker_and_pid() -> None:
     assert owners.named_job(b"Worker PID: 99999 unknown") is None
 
 
+def test_the_raylets_infeasible_lease_warning_names_the_job_that_asked() -> None:
+    """A lease id is a 4-byte counter and the requesting worker's id (Ray's `LeaseID::FromWorker`): the
+    raylet's "cannot be scheduled right now" warning names no job id, but its lease names the driver or
+    worker that asked. Seen in the trial (tests/test_ray_trial.py): read by time, a GPU task's warning
+    made an overlapping job's actor exception read as ray-unschedulable."""
+    from rlfix.integrations.ray_jobs import Ownership
+
+    owners = Ownership({WID_B: "03000000"}, {})
+    line = (
+        b"[2026-11-26 12:00:41,624 W 6734 6734] (raylet) main.cc:985: The lease with ID "
+        b"0000000004000000ffffffffffffffffffffffffffffffffffffffffffffffff cannot be scheduled right now. "
+        b"It requires {CPU: 1, GPU: 1} for placement, however the cluster currently cannot provide the requested resources."
+    )
+    assert owners.named_job(line) == "04000000"  # the driver of job 04000000 asked
+    by_worker = b"The lease with ID 0000002a" + WID_B.encode() + b" cannot be scheduled right now."
+    assert owners.named_job(by_worker) == "03000000"  # a task submitted by a worker of job 03000000
+    unknown = b"The lease with ID 00000001" + b"ab" * 28 + b" cannot be scheduled right now."
+    assert owners.named_job(unknown) is None  # a worker no file names (the GCS's own): time decides
+    identity = owners.identity("03000000")
+    assert identity(line) is False and identity(by_worker) is True and identity(unknown) is None
+
+
 # --- absurd values in Ray's own files (security audit 2026-11-26, M15 and M10c) ----------------
 
 

@@ -270,6 +270,8 @@ class Trial:
     go_at: float = 0.0
     allocating_at: float = 0.0
     copy: Path = Path()
+    #: Each face's reports, once computed (`face_reports`).
+    faces: dict[str, dict[str, tuple[int | None, Any]]] = field(default_factory=dict)
 
 
 def _submission_id() -> str:
@@ -450,6 +452,7 @@ def _evidence(diagnosis: dict[str, Any]) -> list[tuple[str, int, str]]:
 
 def assert_report(trial: Trial, name: str, report: dict[str, Any], face: str, logs: Path | None = None) -> None:
     """A job's report (JSON) on one face: its own cause first, at true lines of its own; healthy is healthy."""
+    assert report is not None, (face, name, "no section")
     ids = [d["id"] for d in report["diagnoses"]]
     if name in HEALTHY:
         assert report["failed"] is False and ids == [], (face, name, ids)
@@ -500,50 +503,86 @@ def test_the_overlaps_the_trial_relies_on_happened(trial: Trial) -> None:
     assert oom[0] < healthy[1] < kill_after < oom[1], (spans, kill_after)
 
 
-def test_ray_job_names_each_jobs_own_cause(trial: Trial, run_cli: RunCli) -> None:
-    for name, sid in trial.ids.items():
-        proc = run_cli(["ray", "job", sid, "--address", trial.head.dashboard_url, "-f", "json"])
-        assert proc.returncode == (0 if name in HEALTHY else 1), (name, proc.stderr[-2000:])
-        assert_report(trial, name, json.loads(proc.stdout), "ray job")
+FACES = ("ray job", "ray job --follow", "ray logs online", "ray logs offline copy", "ray cluster", "driver hook")
+#: (face, job) pairs that fail today, each with why: a finding the trial makes, xfailed strictly so
+#: that a fix shows up as an unexpected pass (issue 22; see the module's docstring).
+KNOWN: dict[tuple[str, str], str] = {}
 
 
-def test_ray_job_follow_alerts_on_each_jobs_own_cause_only(trial: Trial) -> None:
-    """Followed live from submission: the final report as `ray job`'s, and alerts only on the job's own cause."""
-    for name, (rc, out, err) in trial.follow.items():
-        assert rc == (0 if name in HEALTHY else 1), (name, err[-2000:])
-        assert_report(trial, name, json.loads(out), "ray job --follow")
+def _cli(trial: Trial, args: list[str]) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HOME": str(trial.head.home), "NO_COLOR": "1"}
+    env.pop("RAY_ADDRESS", None)
+    return subprocess.run(
+        [*rlfix_executable(), *args], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def face_reports(trial: Trial, face: str) -> dict[str, tuple[int | None, Any]]:
+    """Each job's (exit status, JSON report) on one face, computed once per face; a section of a
+    session-wide face has the exit status of the whole command (None)."""
+    if face in trial.faces:
+        return trial.faces[face]
+    head, out = trial.head, {}
+    if face == "ray job":
+        for name, sid in trial.ids.items():
+            proc = _cli(trial, ["ray", "job", sid, "--address", head.dashboard_url, "-f", "json"])
+            out[name] = (proc.returncode, json.loads(proc.stdout) if proc.stdout.strip() else proc.stderr)
+    elif face == "ray job --follow":
+        out = {n: (rc, json.loads(o) if o.strip() else e) for n, (rc, o, e) in trial.follow.items()}
+    elif face == "driver hook":
+        out = {n: (None, hook_said(trial, n)) for n in trial.ids}
+    else:
+        args = {
+            "ray logs online": ["ray", "logs", str(head.temp_dir), "--address", head.dashboard_url],
+            "ray logs offline copy": ["ray", "logs", str(trial.copy)],
+            "ray cluster": ["ray", "cluster", "--address", head.gcs_address],
+        }[face]
+        proc = _cli(trial, [*args, "-f", "json"])
+        # Failed jobs are in the session: the command fails as a whole.
+        assert proc.returncode == 1, (face, proc.stderr[-2000:])
+        doc = json.loads(proc.stdout)
+        if face == "ray cluster":  # each node's summary, as docs/ray.md promises
+            assert len(doc["ray_nodes"]) == 1 and doc["ray_nodes"][0]["ip"] and doc["ray_nodes"][0]["files"] > 0
+        sections = _sections(doc)
+        out = {n: (None, sections.get(sid)) for n, sid in trial.ids.items()}
+    trial.faces[face] = out
+    return out
+
+
+def _params() -> list[Any]:
+    params = []
+    for face in FACES:
+        for name in (*CAUSES, *HEALTHY):
+            if face == "driver hook" and name not in (*HOOKED, *HEALTHY):
+                continue  # no Ray driver ran its failing step under the hook
+            reason = KNOWN.get((face, name))
+            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+            params.append(pytest.param(face, name, marks=marks, id=f"{face}-{name}"))
+    return params
+
+
+@pytest.mark.parametrize(("face", "name"), _params())
+def test_each_face_names_each_jobs_own_cause_first(trial: Trial, face: str, name: str) -> None:
+    """The trial's claim, one (face, job) at a time: the job's own cause first, with evidence at true
+    lines of its own files or lines naming it; a healthy job healthy (exit 0, no diagnosis)."""
+    status, report = face_reports(trial, face)[name]
+    if face == "driver hook":
+        assert_hook(trial, name, report)
+        return
+    assert isinstance(report, dict), (face, name, report)
+    if status is not None:
+        assert status == (0 if name in HEALTHY else 1), (face, name, report.get("top"))
+    logs = trial.copy if face == "ray logs offline copy" else trial.head.logs_dir
+    assert_report(trial, name, report, face, logs)
+    if face == "ray job --follow":
+        # Alerts only on the job's own root cause, once (issue 22: a healthy job alerted on a warning
+        # and on another job's kill; an actor SIGKILL raised none).
+        err = trial.follow[name][2]
         alerts = [line.split()[2] for line in err.splitlines() if line.startswith("rlfix: ALERT ")]
         assert set(alerts) <= ({CAUSES[name]} if name in CAUSES else set()), (name, err[-3000:])
         assert max(Counter(alerts).values(), default=1) == 1, (name, alerts)
-    # A SIGKILLed actor is a root cause worth an alert (issue 22: it raised none).
-    assert "ray-actor-died" in trial.follow["sigkill"][2], trial.follow["sigkill"][2][-3000:]
-
-
-@pytest.mark.parametrize("face", ["online", "offline copy"])
-def test_ray_logs_names_each_jobs_own_cause(trial: Trial, run_cli: RunCli, face: str) -> None:
-    if face == "online":
-        args = ["ray", "logs", str(trial.head.temp_dir), "--address", trial.head.dashboard_url]
-        logs = trial.head.logs_dir
-    else:
-        args, logs = ["ray", "logs", str(trial.copy)], trial.copy
-    proc = run_cli([*args, "-f", "json"])
-    assert proc.returncode == 1, proc.stderr[-2000:]
-    sections = _sections(json.loads(proc.stdout))
-    for name, sid in trial.ids.items():
-        assert sid in sections, (face, name, list(sections))
-        assert_report(trial, name, sections[sid], f"ray logs {face}", logs)
-
-
-def test_ray_cluster_names_each_jobs_own_cause(trial: Trial, run_cli: RunCli) -> None:
-    proc = run_cli(["ray", "cluster", "--address", trial.head.gcs_address, "-f", "json"])
-    assert proc.returncode == 1, proc.stderr[-2000:]
-    doc = json.loads(proc.stdout)
-    # Each node's summary, as docs/ray.md promises.
-    assert len(doc["ray_nodes"]) == 1 and doc["ray_nodes"][0]["ip"] and doc["ray_nodes"][0]["files"] > 0
-    sections = _sections(doc)
-    for name, sid in trial.ids.items():
-        assert sid in sections, (name, list(sections))
-        assert_report(trial, name, sections[sid], "ray cluster")
+        if name == "sigkill":
+            assert alerts == ["ray-actor-died"], err[-3000:]
 
 
 def hook_said(trial: Trial, name: str) -> list[tuple[str, list[tuple[str, int, str]]]]:
@@ -561,22 +600,21 @@ def hook_said(trial: Trial, name: str) -> list[tuple[str, list[tuple[str, int, s
     return said
 
 
-def test_the_driver_hook_names_each_jobs_own_cause(trial: Trial) -> None:
-    for name in HOOKED:
-        said = hook_said(trial, name)
-        assert len(said) == 1, (name, said)
-        top, places = said[0]
-        assert top == CAUSES[name], (name, top, places)
-        assert places, name
-        for source, number, digest in places:
-            assert_own(trial, name, [(source, number, "")])
-            actual = file_line(trial.head.logs_dir, source, number)
-            if actual is not None:
-                # The hook printed a digest of the quote's first 40 characters: they are somewhere in the line.
-                digests = {hashlib.sha1(actual[i : i + 40].encode()).hexdigest()[:12] for i in range(len(actual))}
-                assert digest in digests, f"{name}: {source}:{number}: {actual!r}"
-    for name in HEALTHY:  # a job that succeeds: the hook said nothing
-        assert hook_said(trial, name) == [], name
+def assert_hook(trial: Trial, name: str, said: list[tuple[str, list[tuple[str, int, str]]]]) -> None:
+    if name in HEALTHY:  # a job that succeeds: the hook said nothing
+        assert said == [], name
+        return
+    assert len(said) == 1, (name, said)
+    top, places = said[0]
+    assert top == CAUSES[name], (name, top, places)
+    assert places, name
+    for source, number, digest in places:
+        assert_own(trial, name, [(source, number, "")])
+        actual = file_line(trial.head.logs_dir, source, number)
+        if actual is not None:
+            # The hook printed a digest of the quote's first 40 characters: they are somewhere in the line.
+            digests = {hashlib.sha1(actual[i : i + 40].encode()).hexdigest()[:12] for i in range(len(actual))}
+            assert digest in digests, f"{name}: {source}:{number}: {actual!r}"
 
 
 def test_the_healthy_jobs_keep_their_warnings_as_notes(trial: Trial, run_cli: RunCli) -> None:

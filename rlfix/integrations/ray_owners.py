@@ -11,6 +11,10 @@ it names it, whatever its time:
 - a worker of the folder (`worker_id=`, `worker id = `, `Worker ID: ` with a worker file's id; a
   driver's worker id is its job id padded with `f`), or a worker pid (`pid=`, `Worker PID: `) that
   exactly one job's worker files carry;
+- a lease by its id (`The lease with ID <id> cannot be scheduled right now`, main.cc): a lease id
+  is a 4-byte counter followed by the id of the worker that asked for it (`LeaseID::FromWorker` in
+  src/ray/common/id.h), so a driver's or a known worker's lease is its job's. Without this, the
+  raylet's infeasible-lease warning names no job, and every job running then read it as its own;
 - a submission's JobSupervisor actor, `_ray_internal_job_actor_<submission id>` (Ray's job manager
   names it so: `ray/dashboard/modules/job/job_manager.py`), which runs in the dashboard's own job.
 
@@ -49,9 +53,12 @@ _IDENTITY_WORDS = (
     b"PID",
     b"pid",
     b"_ray_internal_job_actor_",
+    b"ease with ID",
 )
 _JOB_NAMED = re.compile(rb"\b(?:(?:job_id|JobID|job ID)\s?[=:(]\s?|for job |Job )([0-9a-f]{8})\b")
 _WORKER_NAMED = re.compile(rb"\b(?:worker_id|[Ww]orker [Ii][Dd])\s?[=:]\s?([0-9a-f]{56})\b")
+# A lease id: the requesting worker's id after a 4-byte counter (`LeaseID::FromWorker`).
+_LEASE_NAMED = re.compile(rb"\b[Ll]ease with ID ([0-9a-f]{8})([0-9a-f]{56})\b")
 _PID_NAMED = re.compile(rb"\b(?:Worker PID|pid)\s?[=:]\s?(\d{1,10})\b")
 _SUPERVISOR_NAMED = re.compile(rb"_ray_internal_job_actor_([A-Za-z0-9_-]+)")
 
@@ -102,16 +109,23 @@ class Ownership:
         if m:
             return m.group(1).decode("ascii")
         for m in _WORKER_NAMED.finditer(line):
-            wid = m.group(1).decode("ascii")
-            if wid.endswith("ffffffff"):  # a driver's worker id: its job id, padded with f
-                return wid[:8]
-            if wid in self.workers:
-                return self.workers[wid]
+            job = self._job_of_worker(m.group(1).decode("ascii"))
+            if job is not None:
+                return job
+        for m in _LEASE_NAMED.finditer(line):
+            job = self._job_of_worker(m.group(2).decode("ascii"))
+            if job is not None:
+                return job
         for m in _PID_NAMED.finditer(line):
             job = self.pids.get(m.group(1).decode("ascii"))
             if job is not None:
                 return job
         return None
+
+    def _job_of_worker(self, wid: str) -> str | None:
+        if wid.endswith("ffffffff"):  # a driver's worker id: its job id, padded with f
+            return wid[:8]
+        return self.workers.get(wid)
 
     def identity(
         self,
