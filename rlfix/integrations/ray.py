@@ -30,7 +30,7 @@ from rlfix.core import Triage
 from rlfix.details import NodeScan
 from rlfix.errors import InputError, UsageError
 from rlfix.fleet.sections import NODE, JobReports, JobSection
-from rlfix.integrations.ray_chatter import driver_lines, echoed_reports
+from rlfix.integrations.ray_chatter import driver_chatter, driver_lines
 from rlfix.integrations.ray_connect import DEFAULT_TIMEOUT, bounded, init_quietly, ray_boundary, require_gcs
 from rlfix.integrations.ray_dead import DEATHS, dead_in_folder, dead_live, from_parts, with_last_words
 from rlfix.integrations.ray_jobs import (
@@ -175,7 +175,13 @@ def _feed_worker_side(triage: Triage, url: str, info: Any, span: JobSpan, *, log
         feed_job_node_deaths(triage, url, info.job_id, window, _dead_nodes(url, []))
     if logs and window is not None:
         feed_cluster_logs(
-            triage, url, job_id=info.job_id, submission_id=info.submission_id, since=window[0], until=window[1]
+            triage,
+            url,
+            job_id=info.job_id,
+            submission_id=info.submission_id,
+            since=window[0],
+            until=window[1],
+            supervised=span.supervised,
         )
 
 
@@ -338,7 +344,8 @@ def _follow(
     async def tail() -> None:
         nonlocal got_any
         carry = ""
-        drop = echoed_reports()  # rlfix's own report, printed by the driver hook, is not read back
+        # rlfix's own report (printed by the driver hook) is not read back, nor the autoscaler's broadcasts.
+        drop = driver_chatter()
         async for chunk in client.tail_job_logs(job_id):
             got_any = True
             lines = (carry + chunk).split("\n")

@@ -93,6 +93,14 @@ class Ownership:
         # A pid two jobs' files share (reused by the OS) names neither job.
         return cls(workers, pid_jobs(names), frozenset(internal))
 
+    @classmethod
+    def of_names(cls, names: Iterable[str]) -> Ownership:
+        """The same maps from a node's file names alone (the dashboard's list of a node's logs, where the
+        supervisors' logs are not read: the dashboard's own job ids stay unknown)."""
+        bases = [name.rsplit("/", 1)[-1] for name in names]
+        workers = {m.group(1): m.group(2) for m in map(_WORKER_FILE.match, bases) if m}
+        return cls(workers, pid_jobs(bases))
+
     def named(self, line: bytes) -> Named | None:
         """What a shared-log line names: a submission's supervisor, else a job (see the module's docstring)."""
         if not any(word in line for word in _IDENTITY_WORDS):
@@ -156,8 +164,9 @@ class Ownership:
                 return value == submission
             if value == job_id:
                 return True
-            # The dashboard's job: perhaps this submission's supervisor, when the submission has no driver.
-            return None if value in self.internal and supervised else False
+            # The dashboard's job: perhaps this submission's supervisor, when the submission has no driver
+            # (with the dashboard's job ids unknown, any job a line names may be the dashboard's).
+            return None if supervised and (value in self.internal or not self.internal) else False
 
         return owned
 

@@ -24,7 +24,8 @@ from rlfix.core import Triage
 from rlfix.errors import InputError
 from rlfix.integrations.ray_chatter import quiet
 from rlfix.integrations.ray_connect import DEFAULT_TIMEOUT, bounded, dashboard_for
-from rlfix.integrations.ray_logs import SHARED_KINDS, Since, belongs_to_job, classify
+from rlfix.integrations.ray_logs import SHARED_KINDS, Identity, Since, belongs_to_job, classify
+from rlfix.integrations.ray_owners import Ownership
 
 #: Records read per state-API list call (dead workers, dead actors).
 MAX_RECORDS = 500
@@ -364,11 +365,13 @@ def feed_node_log(
     since: float | None = None,
     until: float | None = None,
     kind: str = "",
+    identity: Identity | None = None,
 ) -> None:
     """Stream one node log (its last `MAX_REMOTE_LINES` lines) from the dashboard into `triage`.
 
     With `since` / `until` (seconds since 1970 UTC), lines outside that time are dropped (for the
-    cluster-wide raylet / GCS logs). `kind` (`ray_logs.RULES`) drops what is no job's failure in
+    cluster-wide raylet / GCS logs); with `identity`, a record that names a job is kept or dropped
+    by that instead (`ray_owners`). `kind` (`ray_logs.RULES`) drops what is no job's failure in
     that kind of log (`ray_chatter`: rlfix's own report echoed in a driver log).
     """
     import requests
@@ -384,7 +387,8 @@ def feed_node_log(
         stream: BinaryIO = _Chunks(resp.iter_content(chunk_size=1 << 20))  # type: ignore[assignment]
         plain = quiet(kind, None)
         stream = plain(stream) if plain is not None else stream
-        triage.feed_stream(Since(stream, since, until) if since is not None else stream, source)  # type: ignore[arg-type]
+        cut = since is not None or identity is not None
+        triage.feed_stream(Since(stream, since, until, identity=identity) if cut else stream, source)  # type: ignore[arg-type]
 
 
 def feed_cluster_logs(
@@ -395,11 +399,14 @@ def feed_cluster_logs(
     submission_id: str | None = None,
     since: float | None = None,
     until: float | None = None,
+    supervised: bool | None = None,
 ) -> None:
     """Feed each alive node's signal-carrying logs (this job's only, when named) via the dashboard.
 
     Driver logs are left out: the Jobs API already gave the driver's output. With `since`,
-    the cluster-wide logs (raylet, GCS, autoscaler) start at that time (and end at `until`).
+    the cluster-wide logs (raylet, GCS, autoscaler) start at that time (and end at `until`); for a
+    named job, a record of them that names a job (a job id, a worker or pid of the node's files, a
+    lease, a supervisor) is read by that identity instead of its time, as offline (`ray_jobs.job_cut`).
     """
     try:
         nodes = alive_nodes(address)
@@ -413,18 +420,32 @@ def feed_cluster_logs(
             triage.add_error(f"ray logs of node {ip}: {_one_line(exc)}")
             continue
         chosen = []
+        identity = _identity(names, job_id, submission_id, job_id is None if supervised is None else supervised)
         for name in names:
             base = name.rsplit("/", 1)[-1]
             rule = classify(base)
             if not rule.scan or rule.kind in ("driver", "other") or not belongs_to_job(base, job_id, submission_id):
                 continue
+            if rule.kind == "autoscaler" and (job_id or submission_id):
+                continue  # names no job by design: the node's, not this job's (`ray_jobs.is_node_only`)
             chosen.append((rule.order, name, rule.kind in SHARED_KINDS))
         for _, name, shared in sorted(chosen, key=lambda c: (c[0], c[1])):
             try:
-                cut = (since, until) if shared and since is not None else (None, None)
-                feed_node_log(triage, address, node_id, name, f"{ip}:{name}", *cut)
+                start, end = (since, until) if shared and since is not None else (None, None)
+                own = identity if shared else None
+                feed_node_log(triage, address, node_id, name, f"{ip}:{name}", start, end, identity=own)
             except Exception as exc:
                 triage.add_error(f"ray log {ip}:{name}: {_one_line(exc)}")
+
+
+def _identity(names: list[str], job_id: str | None, submission_id: str | None, supervised: bool) -> Identity | None:
+    """Whether a shared-log record is this job's by what it names (None when no job is named).
+
+    `supervised`: a submission whose driver never started, so a record naming the dashboard's job may
+    be its supervisor's (`ray_jobs.JobSpan.supervised`)."""
+    if job_id is None and submission_id is None:
+        return None
+    return Ownership.of_names(names).identity(job_id, submission=submission_id, supervised=supervised)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from rlfix.alerts import Alert
 from rlfix.clock import epoch, parse
 from rlfix.core import Triage
+from rlfix.integrations.ray_owners import Ownership
 from rlfix.kb.load import KnowledgeBase
 from rlfix.model import Evidence
 
@@ -111,11 +112,15 @@ class NodeTail:
     since: float | None = None
     files: dict[tuple[str, str], _File] = field(default_factory=dict)
     _keep: dict[tuple[str, str], bool] = field(default_factory=dict)
+    #: Whether a raylet line is this job's by what it names (`ray_owners`); None: its time decides.
+    _owned: Callable[[bytes], bool | None] | None = None
 
     def poll(self, nodes: list[tuple[str, str]], job_id: str | None) -> None:
         """Read what each node's files gained since the last poll."""
         for node_id, ip in nodes:
             names = self.fetch(node_id, None, None)
+            # A raylet record naming another job (its kill, its runtime_env failure) is never this job's alert.
+            self._owned = Ownership.of_names(names).identity(job_id) if job_id else None
             mine = [n for n in names if _is_job_file(n, job_id)][-MAX_FILES:]
             for name in [*mine, *(n for n in names if n == "raylet.out")]:
                 self._advance(node_id, ip, name)
@@ -143,6 +148,10 @@ class NodeTail:
         if when is not None:
             # A line's stamp is to the millisecond and the job's start to the second it began in.
             self._keep[key] = self.since is None or when >= math.floor(self.since)
+        owned = self._owned(line.encode("utf-8", "surrogateescape")) if self._owned is not None else None
+        if owned is not None:
+            # The rest of the record (its unstamped lines) goes with what it named.
+            self._keep[key] = owned
         return self._keep.get(key, False)
 
 
