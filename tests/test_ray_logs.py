@@ -467,6 +467,93 @@ def test_the_raylets_infeasible_lease_warning_names_the_job_that_asked() -> None
     assert identity(line) is False and identity(by_worker) is True and identity(unknown) is None
 
 
+def test_the_autoscalers_broadcast_in_a_driver_log_is_not_the_jobs() -> None:
+    """Ray prints the autoscaler's events into every connected driver's log (seen in the trial: one job's
+    GPU request in five drivers' logs); a worker's own printed line stays its output."""
+    from rlfix.integrations.ray_chatter import driver_lines
+
+    lines = [
+        "\x1b[33m(autoscaler +8s)\x1b[0m Error: No available node types can fulfill resource request {'CPU': 1.0, 'GPU': 1.0}.",
+        "(autoscaler +3s) Tip: use `ray status` to view detailed cluster status.",
+        "\x1b[36m(rollout pid=8783)\x1b[0m (autoscaler +12s) Warning: The following resource request cannot be scheduled",
+        "ValueError: reward shape mismatch",
+    ]
+    assert list(driver_lines(lines)) == ["", "", lines[2], lines[3]]
+
+
+def test_the_autoscalers_log_is_the_nodes_not_each_jobs_window(tmp_path: Path) -> None:
+    """monitor.log names no job by design: a job's section never reads it, the node's reads it whole."""
+    from rlfix.integrations.ray_jobs import Ownership, feed_job, feed_node, folder_files, session_jobs
+
+    logs = _jobs_session(tmp_path)
+    (logs / "monitor.log").write_text(
+        "2026-11-23 18:43:10,000\tINFO monitor.py:438 -- :event_summary:Error: No available node types can "
+        "fulfill resource request {'CPU': 1.0, 'GPU': 1.0}. Add suitable node types to this cluster to resolve this issue.\n"
+    )
+    files = folder_files(logs)
+    owners = Ownership.of(files)
+    spans = session_jobs(logs)
+    (span,) = [s for s in spans if s.submission_id]
+    job, node = Triage(), Triage()
+    feed_job(job, logs, files, owners, span)
+    feed_node(node, logs, files, owners, spans)
+    assert "monitor.log" not in [s.name for s in job.report().sources]
+    assert "monitor.log" in [s.name for s in node.report().sources]
+
+
+def test_the_jobs_api_tells_a_driver_that_ran_from_one_that_never_started() -> None:
+    """Neither has a job id; only the one whose driver never ran may own the dashboard's supervisor lines
+    (in the trial, a bare `exit 1` read a neighbour's runtime_env failure as its own)."""
+    from types import SimpleNamespace
+
+    from rlfix.integrations.ray_jobs import api_jobs
+
+    never = SimpleNamespace(
+        submission_id="raysubmit_env",
+        job_id=None,
+        start_time=1000,
+        end_time=9000,
+        status="FAILED",
+        message="runtime_env setup failed",
+        driver_exit_code=None,
+    )
+    ran = SimpleNamespace(
+        submission_id="raysubmit_exit",
+        job_id=None,
+        start_time=1000,
+        end_time=9000,
+        status="FAILED",
+        message="exit code 1",
+        driver_exit_code=1,
+    )
+    spans = {s.submission_id: s for s in api_jobs([never, ran])}
+    assert spans["raysubmit_env"].supervised and not spans["raysubmit_exit"].supervised
+
+
+def test_following_skips_raylet_records_naming_another_job() -> None:
+    """`--follow`: a raylet record naming another job (its runtime_env failure, with the traceback lines
+    that continue it) is never this job's alert; one naming this job is, whatever else."""
+    from rlfix.integrations.ray_watch import NodeTail
+
+    raylet = [
+        "[2026-11-23 18:43:10,000 I 1 1] (raylet) runtime_env_agent_client.cc:387: Failed to create runtime env for job 01000000, error message:",
+        "ValueError: Could not find Conda executable at conda.",
+        "[2026-11-23 18:43:11,000 W 1 1] (raylet) main.cc:985: The lease with ID 0000000003000000"
+        + "f" * 48
+        + " cannot be scheduled right now. It requires {CPU: 1, GPU: 1} for placement",
+    ]
+    names = ["raylet.out", f"worker-{WID_B}-03000000-40001.out"]
+
+    def fetch(node: str, name: str | None, lines: int | None) -> list[str]:
+        return names if name is None else (raylet if name == "raylet.out" else [])
+
+    triage = Triage()
+    NodeTail(triage, fetch).poll([("n1", "10.0.0.1")], "03000000")
+    report = triage.report()
+    assert report.get("ray-runtime-env-failed") is None and report.get("python-exception") is None, report.ids
+    assert report.get("ray-unschedulable") is not None, report.ids
+
+
 # --- absurd values in Ray's own files (security audit 2026-11-26, M15 and M10c) ----------------
 
 

@@ -297,6 +297,7 @@ def watch_job(
         triage.set_exit_status(outcome(info.status, getattr(info, "driver_exit_code", None)))
     alerter.tick(force=True)
     report = _last_words_live(triage, url, info.job_id)
+    alerter.ended(report)
     if on_failure is not None and str(info.status) in ("FAILED", "JobStatus.FAILED"):
         on_failure(report)
     return report
@@ -314,8 +315,8 @@ def _fetcher(url: str) -> Fetch:
 def _poll_nodes(client: Any, url: str, job_id: str, tail: NodeTail, alerter: Alerter) -> None:
     """One round of the live node tail; a failing round is skipped (the final report reads it all)."""
     try:
-        hex_id = _job_info(client, job_id).job_id
-        tail.poll(alive_nodes(url), hex_id)
+        info = _job_info(client, job_id)
+        tail.poll(alive_nodes(url), info.job_id, info.submission_id)
     except Exception as exc:
         logging.getLogger(__name__).debug("live tail of job %s: %s", job_id, exc)
     alerter.tick()

@@ -5,7 +5,8 @@ A job's own files carry its id in their names (`worker-<worker id>-<job id>-<pid
 worker id). A line of the shared logs (`raylet.out`, `gcs_server.out`, …) belongs to a job when
 it names it, whatever its time:
 
-- a job id, as the raylet and the GCS write it: `job_id=02000000`, `job ID=02000000`,
+- a job id, as the raylet and the GCS write it: `job_id=02000000`, `job ID=02000000`, `job id = 02000000`
+  (gcs_actor_manager.cc: `Worker … failed, destroying actor child, job id = 02000000`),
   `JobID(02000000)`, `for job 02000000` and `Job 02000000 …` (node_manager.cc, gcs_*_manager.cc,
   worker_pool.cc, runtime_env_agent_client.cc);
 - a worker of the folder (`worker_id=`, `worker id = `, `Worker ID: ` with a worker file's id; a
@@ -44,6 +45,7 @@ _IDENTITY_WORDS = (
     b"job_id",
     b"JobID",
     b"job ID",
+    b"job id",
     b"for job ",
     b"Job ",
     b"worker_id",
@@ -55,7 +57,7 @@ _IDENTITY_WORDS = (
     b"_ray_internal_job_actor_",
     b"ease with ID",
 )
-_JOB_NAMED = re.compile(rb"\b(?:(?:job_id|JobID|job ID)\s?[=:(]\s?|for job |Job )([0-9a-f]{8})\b")
+_JOB_NAMED = re.compile(rb"\b(?:(?:job_id|JobID|job ID|job id)\s?[=:(]\s?|for job |Job )([0-9a-f]{8})\b")
 _WORKER_NAMED = re.compile(rb"\b(?:worker_id|[Ww]orker [Ii][Dd])\s?[=:]\s?([0-9a-f]{56})\b")
 # A lease id: the requesting worker's id after a 4-byte counter (`LeaseID::FromWorker`).
 _LEASE_NAMED = re.compile(rb"\b[Ll]ease with ID ([0-9a-f]{8})([0-9a-f]{56})\b")

@@ -28,7 +28,8 @@ from rlfix.clock import epoch, parse
 from rlfix.core import Triage
 from rlfix.integrations.ray_owners import Ownership
 from rlfix.kb.load import KnowledgeBase
-from rlfix.model import Evidence
+from rlfix.model import Evidence, Severity
+from rlfix.report import Report
 
 #: Seconds an alert raised on Ray's wrapper line waits for the real exception line after it.
 WRAPPER_GRACE = 2.0
@@ -65,6 +66,10 @@ class Alerter:
             sig = self.kb.get(sig_id)
             if self.on_alert is None or sig is None or not sig.is_root or sig_id in self.seen:
                 return
+            # A warning is worth a note in the report, never an alert (issue 22: a healthy job alerted on
+            # one); the fallback (an uncaught exception) after a root already alerted is that root's symptom.
+            if sig.severity is Severity.WARNING or (sig.fallback and self.seen):
+                return
             self.seen.add(sig_id)
             if is_wrapper(evidence.text):
                 self.pending.append((evidence, sig_id, self.clock() + self.grace, triage()))
@@ -72,6 +77,15 @@ class Alerter:
                 self.on_alert(evidence, sig_id)
 
         return on_new
+
+    def ended(self, report: Report) -> None:
+        """A job that ended failed of a cause never alerted (an actor SIGKILLed: Ray's `ActorDiedError` is
+        a symptom, and no root line was ever printed) is alerted now, on its report's first evidence."""
+        top = report.top
+        # Only when nothing was alerted: a job whose root was alerted live has had its alert.
+        if self.on_alert is not None and report.failed and top is not None and top.evidence and not self.seen:
+            self.seen.add(top.id)
+            self.on_alert(top.first, top.id)
 
     def tick(self, force: bool = False) -> None:
         """Fire the waiting alerts whose grace is over (all of them with `force`)."""
@@ -115,12 +129,16 @@ class NodeTail:
     #: Whether a raylet line is this job's by what it names (`ray_owners`); None: its time decides.
     _owned: Callable[[bytes], bool | None] | None = None
 
-    def poll(self, nodes: list[tuple[str, str]], job_id: str | None) -> None:
-        """Read what each node's files gained since the last poll."""
+    def poll(self, nodes: list[tuple[str, str]], job_id: str | None, submission: str | None = None) -> None:
+        """Read what each node's files gained since the last poll.
+
+        A raylet record naming another job (its kill, its runtime_env failure) is never this job's:
+        while the job id is not known yet (the driver is starting), a record naming any job is not.
+        """
         for node_id, ip in nodes:
             names = self.fetch(node_id, None, None)
-            # A raylet record naming another job (its kill, its runtime_env failure) is never this job's alert.
-            self._owned = Ownership.of_names(names).identity(job_id) if job_id else None
+            known = job_id is not None or submission is not None
+            self._owned = Ownership.of_names(names).identity(job_id, submission=submission) if known else None
             mine = [n for n in names if _is_job_file(n, job_id)][-MAX_FILES:]
             for name in [*mine, *(n for n in names if n == "raylet.out")]:
                 self._advance(node_id, ip, name)
