@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from rlfix.core import Triage
+from rlfix.details import ExitStatus
 from rlfix.errors import InputError
 from rlfix.integrations.ray_jobs import utc_text
 from rlfix.integrations.ray_logs import (
@@ -552,6 +553,41 @@ def test_following_skips_raylet_records_naming_another_job() -> None:
     report = triage.report()
     assert report.get("ray-runtime-env-failed") is None and report.get("python-exception") is None, report.ids
     assert report.get("ray-unschedulable") is not None, report.ids
+
+
+def test_follow_alerts_on_the_root_only_and_on_a_failure_nothing_alerted() -> None:
+    """`--follow` (issue 22 item 7): no alert on a warning, none on the NCCL timeouts after the CUDA error
+    that explains them, and a job that failed with nothing alerted (an actor SIGKILLed) is alerted at its end."""
+    from rlfix.integrations.ray_watch import Alerter
+    from rlfix.kb.load import load_knowledge
+
+    kb = load_knowledge()
+    said: list[str] = []
+    alerter = Alerter(kb, lambda ev, sig: said.append(sig))
+    triage = Triage(kb, on_new=alerter.callback(lambda: triage))
+    triage.feed(
+        "Token indices sequence length is longer than the specified maximum sequence length for this "
+        "model (2048 > 1024). Running this sequence through the model will result in indexing errors",
+        "w.out",
+    )
+    triage.feed("RuntimeError: CUDA error: an illegal memory access was encountered", "w1.err")
+    triage.feed(
+        "[rank1]:[E1126 12:00:00.000000000 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective "
+        "operation timeout: WorkNCCL(SeqNum=1686, OpType=ALLREDUCE, NumelIn=1543, NumelOut=1543, "
+        "Timeout(ms)=600000) ran for 600000 milliseconds before timing out.",
+        "w2.err",
+    )
+    alerter.tick(force=True)
+    assert said == ["cuda-illegal-memory-access"]
+
+    said.clear()
+    quiet = Alerter(kb, lambda ev, sig: said.append(sig))
+    died = Triage(kb, on_new=quiet.callback(lambda: died))
+    died.feed("ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.", "driver.log")
+    assert said == []  # a symptom: no alert while it runs
+    died.set_exit_status(ExitStatus(1))
+    quiet.ended(died.report())
+    assert said == [died.report().top.id]
 
 
 # --- absurd values in Ray's own files (security audit 2026-11-26, M15 and M10c) ----------------

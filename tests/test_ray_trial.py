@@ -506,7 +506,30 @@ def test_the_overlaps_the_trial_relies_on_happened(trial: Trial) -> None:
 FACES = ("ray job", "ray job --follow", "ray logs online", "ray logs offline copy", "ray cluster", "driver hook")
 #: (face, job) pairs that fail today, each with why: a finding the trial makes, xfailed strictly so
 #: that a fix shows up as an unexpected pass (issue 22; see the module's docstring).
-KNOWN: dict[tuple[str, str], str] = {}
+_BARE_EXIT = (
+    "unrecognized-failure quotes a raylet line that names no job and falls in its window (store.cc:366 "
+    "'Disconnecting client …') before its own driver-log error line; issue 22 item 2 wants the driver log first"
+)
+_WARNING_ALERT = (
+    "the job's own task prints Ray's autoscaler 'Warning: … cannot be scheduled right now', which matches the "
+    "fatal ray-unschedulable signature: --follow alerts on a warning"
+)
+KNOWN: dict[tuple[str, str], str] = {
+    ("ray logs offline copy", "unschedulable"): (
+        "offline, a driver whose log names none of its workers or actors has its job id unknown (docs/ray.md, "
+        "Limits): the raylet's lease line naming its job goes to that job id's own section, and the submission's "
+        "section has only its GetTimeoutError"
+    ),
+    ("ray logs online", "bare_exit"): _BARE_EXIT,
+    ("ray logs offline copy", "bare_exit"): _BARE_EXIT,
+    ("ray cluster", "bare_exit"): _BARE_EXIT,
+    ("ray job --follow", "badenv"): (
+        "the conda FileNotFoundError inside the runtime_env agent's traceback (its own) alerts as a second root, "
+        "file-not-found: the knowledge base does not say ray-runtime-env-failed explains it"
+    ),
+    ("ray job --follow", "healthy_a"): _WARNING_ALERT,
+    ("ray job --follow", "healthy_b"): _WARNING_ALERT,
+}
 
 
 def _cli(trial: Trial, args: list[str]) -> subprocess.CompletedProcess[str]:
@@ -579,7 +602,10 @@ def test_each_face_names_each_jobs_own_cause_first(trial: Trial, face: str, name
         # and on another job's kill; an actor SIGKILL raised none).
         err = trial.follow[name][2]
         alerts = [line.split()[2] for line in err.splitlines() if line.startswith("rlfix: ALERT ")]
-        assert set(alerts) <= ({CAUSES[name]} if name in CAUSES else set()), (name, err[-3000:])
+        # A healthy job's own printed CUDA error text is an error line: live, nobody knows yet that the job
+        # survives it. A warning, a symptom of a root already alerted, or another job's line never alerts.
+        allowed = {CAUSES[name]} if name in CAUSES else {"cuda-illegal-memory-access"}
+        assert set(alerts) <= allowed, (name, err[-3000:])
         assert max(Counter(alerts).values(), default=1) == 1, (name, alerts)
         if name == "sigkill":
             assert alerts == ["ray-actor-died"], err[-3000:]
@@ -617,17 +643,18 @@ def assert_hook(trial: Trial, name: str, said: list[tuple[str, list[tuple[str, i
             assert digest in digests, f"{name}: {source}:{number}: {actual!r}"
 
 
-def test_the_healthy_jobs_keep_their_warnings_as_notes(trial: Trial, run_cli: RunCli) -> None:
+@pytest.mark.parametrize("name", HEALTHY)
+def test_the_healthy_jobs_keep_their_warnings_as_notes(trial: Trial, run_cli: RunCli, name: str) -> None:
     """SUCCEEDED is evidence: what looked fatal in a healthy job is kept as notes saying it succeeded."""
-    for name in HEALTHY:
-        proc = run_cli(["ray", "job", trial.ids[name], "--address", trial.head.dashboard_url, "-f", "json"])
-        data = json.loads(proc.stdout)
-        assert proc.returncode == 0 and data["diagnoses"] == [], (name, data["diagnoses"])
-        noted = {n["id"] for n in data["notes"]}
-        assert "ray-unschedulable" in noted, (name, noted)
-        assert any("succeeded" in r for n in data["notes"] for r in n.get("reasons", [])), data["notes"]
-        # Not the neighbour's kill: healthy_b ended just before the OOM job was killed.
-        assert "ray-oom-killer" not in noted and "ray-actor-died" not in noted, (name, noted)
+    proc = run_cli(["ray", "job", trial.ids[name], "--address", trial.head.dashboard_url, "-f", "json"])
+    data = json.loads(proc.stdout)
+    assert proc.returncode == 0 and data["diagnoses"] == [], (name, data["diagnoses"])
+    noted = {n["id"] for n in data["notes"]}
+    assert "ray-unschedulable" in noted, (name, noted)
+    assert any("succeeded" in r for n in data["notes"] for r in n.get("reasons", [])), data["notes"]
+    # Not the neighbour's kill: healthy_b ended just before the OOM job was killed.
+    borrowed = [(n["id"], _evidence(n)) for n in data["notes"] if n["id"] in ("ray-oom-killer", "ray-actor-died")]
+    assert not borrowed, (name, borrowed)
 
 
 def test_a_copied_folder_pairs_each_submission_with_its_own_job_id(trial: Trial) -> None:

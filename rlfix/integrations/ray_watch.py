@@ -68,7 +68,7 @@ class Alerter:
                 return
             # A warning is worth a note in the report, never an alert (issue 22: a healthy job alerted on
             # one); the fallback (an uncaught exception) after a root already alerted is that root's symptom.
-            if sig.severity is Severity.WARNING or (sig.fallback and self.seen):
+            if sig.severity is Severity.WARNING or (sig.fallback and self.seen) or self._explained(sig_id):
                 return
             self.seen.add(sig_id)
             if is_wrapper(evidence.text):
@@ -77,6 +77,11 @@ class Alerter:
                 self.on_alert(evidence, sig_id)
 
         return on_new
+
+    def _explained(self, sig_id: str) -> bool:
+        """Whether a root already alerted explains this one (a CUDA error explains the NCCL timeouts it
+        causes on the other ranks): the symptom after the root is no second alert."""
+        return any(sig_id in seen.explains for seen in map(self.kb.get, self.seen) if seen is not None)
 
     def ended(self, report: Report) -> None:
         """A job that ended failed of a cause never alerted (an actor SIGKILLed: Ray's `ActorDiedError` is
