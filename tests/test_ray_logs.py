@@ -590,6 +590,34 @@ def test_follow_alerts_on_the_root_only_and_on_a_failure_nothing_alerted() -> No
     assert said == [died.report().top.id]
 
 
+def test_a_dead_worker_of_another_job_is_not_read_in_this_jobs_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The state API gives no job id for dead workers (Ray 2.60): in the trial, a healthy job that ended just
+    before its neighbour's OOM kill got the killed worker in its notes. Its files name the other job."""
+    pytest.importorskip("ray")
+    import ray.util.state
+
+    from rlfix.integrations import ray_state
+
+    killed = {
+        "worker_id": WID_B,
+        "exit_type": "SYSTEM_ERROR",
+        "end_time_ms": 5000,
+        "exit_detail": "OOM kill reason: Memory usage exceeded threshold",
+        "worker_type": "WORKER",
+        "pid": 40001,
+        "ip": "10.0.0.1",
+        "node_id": "n1",
+    }
+    monkeypatch.setattr(ray.util.state, "list_workers", lambda **_kw: [killed])
+    monkeypatch.setattr(ray_state, "alive_nodes", lambda _address: [("n1", "10.0.0.1")])
+    monkeypatch.setattr(ray_state, "list_node_logs", lambda _a, _n: [f"worker-{WID_B}-08000000-40001.out"])
+    mine, theirs = Triage(), Triage()
+    ray_state.feed_state(mine, "http://h:8265", job_id="07000000", since_ms=0, until_ms=9000, kinds=("workers",))
+    ray_state.feed_state(theirs, "http://h:8265", job_id="08000000", since_ms=0, until_ms=9000, kinds=("workers",))
+    assert not mine.report().sources
+    assert [s.name for s in theirs.report().sources] == [f"ray-state:worker {WID_B}"]
+
+
 # --- absurd values in Ray's own files (security audit 2026-11-26, M15 and M10c) ----------------
 
 

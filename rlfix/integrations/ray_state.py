@@ -102,10 +102,12 @@ def worker_lines(
     since_ms: int | None = None,
     until_ms: int | None = None,
     worker_ids: frozenset[str] | None = None,
+    others: frozenset[str] = frozenset(),
 ) -> Iterator[tuple[str, str]]:
     """(source, line) for each worker that exited unintentionally, optionally within a time window.
 
-    The state API keeps no job id for a worker: `worker_ids` (a job's, from its file names) narrows them.
+    The state API keeps no job id for a worker: `worker_ids` (a job's, from its file names) narrows them,
+    and `others` (other jobs' workers, from their file names) are left out whatever their time.
     """
     from ray.util.state import list_workers
 
@@ -127,6 +129,8 @@ def worker_lines(
         if until_ms is not None and end and end > until_ms:
             continue
         if worker_ids is not None and str(_field(w, "worker_id")) not in worker_ids:
+            continue
+        if str(_field(w, "worker_id")) in others:
             continue
         wid, nid, ip, pid = (_field(w, k) for k in ("worker_id", "node_id", "ip", "pid"))
         detail = str(_field(w, "exit_detail") or "")
@@ -291,10 +295,17 @@ def feed_state(
     worker_ids: frozenset[str] | None = None,
     kinds: tuple[str, ...] = ("actors", "workers", "nodes"),
 ) -> None:
-    """Feed dead workers, actors and nodes (`kinds`) from the state API; a failing call is noted, not raised."""
+    """Feed dead workers, actors and nodes (`kinds`) from the state API; a failing call is noted, not raised.
+
+    With `job_id` and no `worker_ids`, a dead worker whose files name another job (an OOM-killed task of
+    a neighbour, in this job's window) is left out (`other_workers`)."""
+    others = other_workers(address, job_id) if job_id and worker_ids is None and "workers" in kinds else frozenset()
     calls: list[tuple[str, Callable[[], Iterator[tuple[str, str]]]]] = [
         ("actors", lambda: actor_lines(address, job_id=job_id)),
-        ("workers", lambda: worker_lines(address, since_ms=since_ms, until_ms=until_ms, worker_ids=worker_ids)),
+        (
+            "workers",
+            lambda: worker_lines(address, since_ms=since_ms, until_ms=until_ms, worker_ids=worker_ids, others=others),
+        ),
         ("nodes", lambda: node_lines(address)),
     ]
     for what, call in calls:
@@ -305,6 +316,20 @@ def feed_state(
                 triage.feed(line, source)
         except Exception as exc:  # the state API is alpha: its failure must not hide the log evidence
             triage.add_error(f"ray state API ({what}) at {address}: {_one_line(exc)}")
+
+
+def other_workers(address: str, job_id: str) -> frozenset[str]:
+    """Worker ids whose files (`worker-<worker id>-<job id>-<pid>.out|err`) on an alive node name another
+    job than `job_id`; empty when the nodes cannot be listed (then time alone decides, as before)."""
+    others: set[str] = set()
+    try:
+        for node_id, _ip in alive_nodes(address):
+            for wid, owner in Ownership.of_names(list_node_logs(address, node_id)).workers.items():
+                if owner != job_id:
+                    others.add(wid)
+    except Exception:  # the state API is alpha: without the names, the window decides
+        return frozenset()
+    return frozenset(others)
 
 
 # --- node logs over the dashboard's HTTP API ---------------------------------------------
