@@ -570,13 +570,14 @@ def test_follow_alerts_on_the_root_only_and_on_a_failure_nothing_alerted() -> No
         "model (2048 > 1024). Running this sequence through the model will result in indexing errors",
         "w.out",
     )
-    triage.feed("RuntimeError: CUDA error: an illegal memory access was encountered", "w1.err")
+    # The timeouts' file is read first (files are polled by name): the alert waits for the CUDA error.
     triage.feed(
         "[rank1]:[E1126 12:00:00.000000000 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective "
         "operation timeout: WorkNCCL(SeqNum=1686, OpType=ALLREDUCE, NumelIn=1543, NumelOut=1543, "
         "Timeout(ms)=600000) ran for 600000 milliseconds before timing out.",
         "w2.err",
     )
+    triage.feed("RuntimeError: CUDA error: an illegal memory access was encountered", "w1.err")
     alerter.tick(force=True)
     assert said == ["cuda-illegal-memory-access"]
 

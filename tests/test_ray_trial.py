@@ -507,8 +507,9 @@ FACES = ("ray job", "ray job --follow", "ray logs online", "ray logs offline cop
 #: (face, job) pairs that fail today, each with why: a finding the trial makes, xfailed strictly so
 #: that a fix shows up as an unexpected pass (issue 22; see the module's docstring).
 _BARE_EXIT = (
-    "unrecognized-failure quotes a raylet line that names no job and falls in its window (store.cc:366 "
-    "'Disconnecting client …') before its own driver-log error line; issue 22 item 2 wants the driver log first"
+    "`ray cluster` (node parts read on the node): unrecognized-failure quotes a raylet line that names no job and "
+    "falls in its window (store.cc:366 'Disconnecting client …') before its own driver-log error line; issue 22 "
+    "item 2 wants the driver log first (`ray logs` does, since the input's ending error line is quoted first)"
 )
 _WARNING_ALERT = (
     "the job's own task prints Ray's autoscaler 'Warning: … cannot be scheduled right now', which matches the "
@@ -520,8 +521,6 @@ KNOWN: dict[tuple[str, str], str] = {
         "Limits): the raylet's lease line naming its job goes to that job id's own section, and the submission's "
         "section has only its GetTimeoutError"
     ),
-    ("ray logs online", "bare_exit"): _BARE_EXIT,
-    ("ray logs offline copy", "bare_exit"): _BARE_EXIT,
     ("ray cluster", "bare_exit"): _BARE_EXIT,
     ("ray job --follow", "badenv"): (
         "the conda FileNotFoundError inside the runtime_env agent's traceback (its own) alerts as a second root, "

@@ -58,6 +58,8 @@ class Alerter:
     clock: Callable[[], float] = time.monotonic
     seen: set[str] = field(default_factory=set)
     pending: list[tuple[Evidence, str, float, Triage]] = field(default_factory=list)
+    #: Alerts of roots another root explains, waiting `grace` for it (dropped when it comes).
+    explainable: list[tuple[Evidence, str, float]] = field(default_factory=list)
 
     def callback(self, triage: Callable[[], Triage]) -> Alert:
         """The `on_new` for a triage (given lazily: the callback exists before the triage does)."""
@@ -73,6 +75,10 @@ class Alerter:
             self.seen.add(sig_id)
             if is_wrapper(evidence.text):
                 self.pending.append((evidence, sig_id, self.clock() + self.grace, triage()))
+            elif any(sig_id in other.explains for other in self.kb):
+                # Its explaining root may be in a file read later in the same poll (worker files are
+                # polled by name, not by when they failed): the NCCL timeouts before the CUDA error.
+                self.explainable.append((evidence, sig_id, self.clock() + self.grace))
             else:
                 self.on_alert(evidence, sig_id)
 
@@ -100,6 +106,12 @@ class Alerter:
         for evidence, sig_id, _deadline, triage in due:
             assert self.on_alert is not None
             self.on_alert(_real_line(triage, sig_id, evidence), sig_id)
+        waited = [p for p in self.explainable if force or now >= p[2]]
+        self.explainable = [p for p in self.explainable if p not in waited]
+        for evidence, sig_id, _deadline in waited:
+            if not self._explained(sig_id):
+                assert self.on_alert is not None
+                self.on_alert(evidence, sig_id)
 
 
 def _real_line(triage: Triage, sig_id: str, wrapper: Evidence) -> Evidence:
