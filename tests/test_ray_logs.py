@@ -619,6 +619,23 @@ def test_a_dead_worker_of_another_job_is_not_read_in_this_jobs_window(monkeypatc
     assert [s.name for s in theirs.report().sources] == [f"ray-state:worker {WID_B}"]
 
 
+def test_an_unrecognised_failure_quotes_the_line_it_ended_with_first() -> None:
+    """Issue 22 item 2: a job's bare `exit 1` quotes its own last error line first, not a shared raylet line
+    of its window that was read before its driver log (seen in the trial)."""
+    triage = Triage()
+    triage.feed(
+        "[2026-11-26 12:13:03,778 W 26653 26664] (raylet) store.cc:366: Disconnecting client due to connection "
+        "error with code 2: End of file",
+        "raylet.out",
+    )
+    triage.feed("loading reward model from http://reward-model:8000", "job-driver-raysubmit_x.log")
+    triage.feed("ERROR: reward model endpoint unreachable (connection refused)", "job-driver-raysubmit_x.log")
+    triage.set_exit_status(ExitStatus(1))
+    top = triage.report().top
+    assert top is not None and top.id == "unrecognized-failure"
+    assert (top.evidence[0].source, top.evidence[0].line) == ("job-driver-raysubmit_x.log", 2), top.evidence
+
+
 # --- absurd values in Ray's own files (security audit 2026-11-26, M15 and M10c) ----------------
 
 
