@@ -522,10 +522,6 @@ KNOWN: dict[tuple[str, str], str] = {
         "section has only its GetTimeoutError"
     ),
     ("ray cluster", "bare_exit"): _BARE_EXIT,
-    ("ray job --follow", "badenv"): (
-        "the conda FileNotFoundError inside the runtime_env agent's traceback (its own) alerts as a second root, "
-        "file-not-found: the knowledge base does not say ray-runtime-env-failed explains it"
-    ),
     ("ray job --follow", "healthy_a"): _WARNING_ALERT,
     ("ray job --follow", "healthy_b"): _WARNING_ALERT,
 }
