@@ -636,6 +636,23 @@ def test_an_unrecognised_failure_quotes_the_line_it_ended_with_first() -> None:
     assert (top.evidence[0].source, top.evidence[0].line) == ("job-driver-raysubmit_x.log", 2), top.evidence
 
 
+def test_the_raylets_periodic_oom_summary_is_the_nodes() -> None:
+    """It names no job and counts kills whose own records name their jobs: no job's window reads it (in the
+    trial, a healthy job that ended just before its neighbour's OOM kill got it as a note), the node does."""
+    from rlfix.integrations.ray_jobs import Ownership
+
+    summary = (
+        b"[2026-11-26 12:28:48,829 E 19714 19714] (raylet) node_manager.cc:3219: 1 Workers (tasks / actors) killed "
+        b"due to memory pressure (OOM), 0 Workers crashed due to other reasons at node (ID: 9e4b, IP: 192.0.2.2) "
+        b"over the last time period. To see more information about the Workers killed on this node, use "
+        b"`ray logs raylet.out -ip 192.0.2.2`"
+    )
+    owners = Ownership({}, {})
+    assert owners.identity("07000000")(summary) is False
+    assert owners.identity(None, submission="raysubmit_x")(summary) is False
+    assert owners.identity(None, ["07000000"], submissions=["raysubmit_x"])(summary) is True
+
+
 # --- absurd values in Ray's own files (security audit 2026-11-26, M15 and M10c) ----------------
 
 

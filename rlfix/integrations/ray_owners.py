@@ -19,6 +19,11 @@ it names it, whatever its time:
 - a submission's JobSupervisor actor, `_ray_internal_job_actor_<submission id>` (Ray's job manager
   names it so: `ray/dashboard/modules/job/job_manager.py`), which runs in the dashboard's own job.
 
+The raylet's periodic OOM summary (`N Workers (tasks / actors) killed due to memory pressure (OOM)
+… over the last time period`) names no job and comes up to a minute after the kills it counts,
+each of which has its own record naming its job: it is the node's, never read by a job's window
+(in the trial, a healthy job that ended just before its neighbour's kill got it as a note).
+
 The dashboard's own job (`internal`: the job id its supervisors log in `jobs/supervisor-*.log`)
 belongs to no submission in particular: a line naming only it is read by time for a submission
 whose driver never started (its supervisor may be the one it is about, a runtime_env it could not
@@ -56,6 +61,7 @@ _IDENTITY_WORDS = (
     b"pid",
     b"_ray_internal_job_actor_",
     b"ease with ID",
+    b"memory pressure (OOM)",
 )
 _JOB_NAMED = re.compile(rb"\b(?:(?:job_id|JobID|job ID|job id)\s?[=:(]\s?|for job |Job )([0-9a-f]{8})\b")
 _WORKER_NAMED = re.compile(rb"\b(?:worker_id|[Ww]orker [Ii][Dd])\s?[=:]\s?([0-9a-f]{56})\b")
@@ -63,8 +69,12 @@ _WORKER_NAMED = re.compile(rb"\b(?:worker_id|[Ww]orker [Ii][Dd])\s?[=:]\s?([0-9a
 _LEASE_NAMED = re.compile(rb"\b[Ll]ease with ID ([0-9a-f]{8})([0-9a-f]{56})\b")
 _PID_NAMED = re.compile(rb"\b(?:Worker PID|pid)\s?[=:]\s?(\d{1,10})\b")
 _SUPERVISOR_NAMED = re.compile(rb"_ray_internal_job_actor_([A-Za-z0-9_-]+)")
+# The raylet's periodic OOM summary (node_manager.cc): it counts the node's kills and names no job; each
+# kill it counts has a record of its own that names the killed task's job.
+_NODE_SUMMARY = re.compile(rb"Workers \(tasks / actors\) killed due to memory pressure \(OOM\).*over the last time")
 
-#: What a line names: ("job", job id) or ("submission", submission id).
+#: What a line names: ("job", job id), ("submission", submission id), or ("node", "") for a record
+#: that is the node's whatever its time (the periodic OOM summary).
 Named = tuple[str, str]
 
 
@@ -110,6 +120,8 @@ class Ownership:
         m = _SUPERVISOR_NAMED.search(line)
         if m:
             return ("submission", m.group(1).decode("ascii"))
+        if _NODE_SUMMARY.search(line):
+            return ("node", "")
         job = self.named_job(line)
         return ("job", job) if job is not None else None
 
@@ -160,6 +172,8 @@ class Ownership:
             if what is None:
                 return None
             kind, value = what
+            if kind == "node":  # never a job's, whatever its window; the node's section keeps it
+                return job_id is None and submission is None
             if job_id is None and submission is None:
                 return False if value in (subs if kind == "submission" else jobs) else None
             if kind == "submission":
