@@ -181,7 +181,9 @@ def _start_head_once(base: Path, *, memory_usage_threshold: float | None, timeou
         f"--metrics-export-port={others[2]}",
         f"--runtime-env-agent-port={others[3]}",
         f"--ray-client-server-port={others[4]}",
-        "--num-cpus=2",
+        # Logical CPUs, not cores: the trial (tests/test_ray_trial.py) runs nine jobs with their actors
+        # and tasks at once, and none of them may queue for a CPU slot on a 2-core machine.
+        "--num-cpus=16",
         "--num-gpus=0",
         f"--temp-dir={temp_dir}",
         "--disable-usage-stats",

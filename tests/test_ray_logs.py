@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from rlfix.core import Triage
+from rlfix.details import ExitStatus
 from rlfix.errors import InputError
 from rlfix.integrations.ray_jobs import utc_text
 from rlfix.integrations.ray_logs import (
@@ -443,6 +444,213 @@ def test_identity_names_jobs_by_id_worker_and_pid() -> None:
     assert owners.named_job(b"Driver (pid=29892) is disconnected. worker_id=01000000" + b"f" * 48) == "01000000"
     assert owners.named_job(b"Killing 1 worker(s), kill details: Memory on the node was 8.27GB used") is None
     assert owners.named_job(b"Worker PID: 99999 unknown") is None
+
+
+def test_the_raylets_infeasible_lease_warning_names_the_job_that_asked() -> None:
+    """A lease id is a 4-byte counter and the requesting worker's id (Ray's `LeaseID::FromWorker`): the
+    raylet's "cannot be scheduled right now" warning names no job id, but its lease names the driver or
+    worker that asked. Seen in the trial (tests/test_ray_trial.py): read by time, a GPU task's warning
+    made an overlapping job's actor exception read as ray-unschedulable."""
+    from rlfix.integrations.ray_jobs import Ownership
+
+    owners = Ownership({WID_B: "03000000"}, {})
+    line = (
+        b"[2026-11-26 12:00:41,624 W 6734 6734] (raylet) main.cc:985: The lease with ID "
+        b"0000000004000000ffffffffffffffffffffffffffffffffffffffffffffffff cannot be scheduled right now. "
+        b"It requires {CPU: 1, GPU: 1} for placement, however the cluster currently cannot provide the requested resources."
+    )
+    assert owners.named_job(line) == "04000000"  # the driver of job 04000000 asked
+    by_worker = b"The lease with ID 0000002a" + WID_B.encode() + b" cannot be scheduled right now."
+    assert owners.named_job(by_worker) == "03000000"  # a task submitted by a worker of job 03000000
+    unknown = b"The lease with ID 00000001" + b"ab" * 28 + b" cannot be scheduled right now."
+    assert owners.named_job(unknown) is None  # a worker no file names (the GCS's own): time decides
+    identity = owners.identity("03000000")
+    assert identity(line) is False and identity(by_worker) is True and identity(unknown) is None
+
+
+def test_the_autoscalers_broadcast_in_a_driver_log_is_not_the_jobs() -> None:
+    """Ray prints the autoscaler's events into every connected driver's log (seen in the trial: one job's
+    GPU request in five drivers' logs); a worker's own printed line stays its output."""
+    from rlfix.integrations.ray_chatter import driver_lines
+
+    lines = [
+        "\x1b[33m(autoscaler +8s)\x1b[0m Error: No available node types can fulfill resource request {'CPU': 1.0, 'GPU': 1.0}.",
+        "(autoscaler +3s) Tip: use `ray status` to view detailed cluster status.",
+        "\x1b[36m(rollout pid=8783)\x1b[0m (autoscaler +12s) Warning: The following resource request cannot be scheduled",
+        "ValueError: reward shape mismatch",
+    ]
+    assert list(driver_lines(lines)) == ["", "", lines[2], lines[3]]
+
+
+def test_the_autoscalers_log_is_the_nodes_not_each_jobs_window(tmp_path: Path) -> None:
+    """monitor.log names no job by design: a job's section never reads it, the node's reads it whole."""
+    from rlfix.integrations.ray_jobs import Ownership, feed_job, feed_node, folder_files, session_jobs
+
+    logs = _jobs_session(tmp_path)
+    (logs / "monitor.log").write_text(
+        "2026-11-23 18:43:10,000\tINFO monitor.py:438 -- :event_summary:Error: No available node types can "
+        "fulfill resource request {'CPU': 1.0, 'GPU': 1.0}. Add suitable node types to this cluster to resolve this issue.\n"
+    )
+    files = folder_files(logs)
+    owners = Ownership.of(files)
+    spans = session_jobs(logs)
+    (span,) = [s for s in spans if s.submission_id]
+    job, node = Triage(), Triage()
+    feed_job(job, logs, files, owners, span)
+    feed_node(node, logs, files, owners, spans)
+    assert "monitor.log" not in [s.name for s in job.report().sources]
+    assert "monitor.log" in [s.name for s in node.report().sources]
+
+
+def test_the_jobs_api_tells_a_driver_that_ran_from_one_that_never_started() -> None:
+    """Neither has a job id; only the one whose driver never ran may own the dashboard's supervisor lines
+    (in the trial, a bare `exit 1` read a neighbour's runtime_env failure as its own)."""
+    from types import SimpleNamespace
+
+    from rlfix.integrations.ray_jobs import api_jobs
+
+    never = SimpleNamespace(
+        submission_id="raysubmit_env",
+        job_id=None,
+        start_time=1000,
+        end_time=9000,
+        status="FAILED",
+        message="runtime_env setup failed",
+        driver_exit_code=None,
+    )
+    ran = SimpleNamespace(
+        submission_id="raysubmit_exit",
+        job_id=None,
+        start_time=1000,
+        end_time=9000,
+        status="FAILED",
+        message="exit code 1",
+        driver_exit_code=1,
+    )
+    spans = {s.submission_id: s for s in api_jobs([never, ran])}
+    assert spans["raysubmit_env"].supervised and not spans["raysubmit_exit"].supervised
+
+
+def test_following_skips_raylet_records_naming_another_job() -> None:
+    """`--follow`: a raylet record naming another job (its runtime_env failure, with the traceback lines
+    that continue it) is never this job's alert; one naming this job is, whatever else."""
+    from rlfix.integrations.ray_watch import NodeTail
+
+    raylet = [
+        "[2026-11-23 18:43:10,000 I 1 1] (raylet) runtime_env_agent_client.cc:387: Failed to create runtime env for job 01000000, error message:",
+        "ValueError: Could not find Conda executable at conda.",
+        "[2026-11-23 18:43:11,000 W 1 1] (raylet) main.cc:985: The lease with ID 0000000003000000"
+        + "f" * 48
+        + " cannot be scheduled right now. It requires {CPU: 1, GPU: 1} for placement",
+    ]
+    names = ["raylet.out", f"worker-{WID_B}-03000000-40001.out"]
+
+    def fetch(node: str, name: str | None, lines: int | None) -> list[str]:
+        return names if name is None else (raylet if name == "raylet.out" else [])
+
+    triage = Triage()
+    NodeTail(triage, fetch).poll([("n1", "10.0.0.1")], "03000000")
+    report = triage.report()
+    assert report.get("ray-runtime-env-failed") is None and report.get("python-exception") is None, report.ids
+    assert report.get("ray-unschedulable") is not None, report.ids
+
+
+def test_follow_alerts_on_the_root_only_and_on_a_failure_nothing_alerted() -> None:
+    """`--follow` (issue 22 item 7): no alert on a warning, none on the NCCL timeouts after the CUDA error
+    that explains them, and a job that failed with nothing alerted (an actor SIGKILLed) is alerted at its end."""
+    from rlfix.integrations.ray_watch import Alerter
+    from rlfix.kb.load import load_knowledge
+
+    kb = load_knowledge()
+    said: list[str] = []
+    alerter = Alerter(kb, lambda ev, sig: said.append(sig))
+    triage = Triage(kb, on_new=alerter.callback(lambda: triage))
+    triage.feed(
+        "Token indices sequence length is longer than the specified maximum sequence length for this "
+        "model (2048 > 1024). Running this sequence through the model will result in indexing errors",
+        "w.out",
+    )
+    # The timeouts' file is read first (files are polled by name): the alert waits for the CUDA error.
+    triage.feed(
+        "[rank1]:[E1126 12:00:00.000000000 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective "
+        "operation timeout: WorkNCCL(SeqNum=1686, OpType=ALLREDUCE, NumelIn=1543, NumelOut=1543, "
+        "Timeout(ms)=600000) ran for 600000 milliseconds before timing out.",
+        "w2.err",
+    )
+    triage.feed("RuntimeError: CUDA error: an illegal memory access was encountered", "w1.err")
+    alerter.tick(force=True)
+    assert said == ["cuda-illegal-memory-access"]
+
+    said.clear()
+    quiet = Alerter(kb, lambda ev, sig: said.append(sig))
+    died = Triage(kb, on_new=quiet.callback(lambda: died))
+    died.feed("ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.", "driver.log")
+    assert said == []  # a symptom: no alert while it runs
+    died.set_exit_status(ExitStatus(1))
+    quiet.ended(died.report())
+    assert said == [died.report().top.id]
+
+
+def test_a_dead_worker_of_another_job_is_not_read_in_this_jobs_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The state API gives no job id for dead workers (Ray 2.60): in the trial, a healthy job that ended just
+    before its neighbour's OOM kill got the killed worker in its notes. Its files name the other job."""
+    pytest.importorskip("ray")
+    import ray.util.state
+
+    from rlfix.integrations import ray_state
+
+    killed = {
+        "worker_id": WID_B,
+        "exit_type": "SYSTEM_ERROR",
+        "end_time_ms": 5000,
+        "exit_detail": "OOM kill reason: Memory usage exceeded threshold",
+        "worker_type": "WORKER",
+        "pid": 40001,
+        "ip": "10.0.0.1",
+        "node_id": "n1",
+    }
+    monkeypatch.setattr(ray.util.state, "list_workers", lambda **_kw: [killed])
+    monkeypatch.setattr(ray_state, "alive_nodes", lambda _address: [("n1", "10.0.0.1")])
+    monkeypatch.setattr(ray_state, "list_node_logs", lambda _a, _n: [f"worker-{WID_B}-08000000-40001.out"])
+    mine, theirs = Triage(), Triage()
+    ray_state.feed_state(mine, "http://h:8265", job_id="07000000", since_ms=0, until_ms=9000, kinds=("workers",))
+    ray_state.feed_state(theirs, "http://h:8265", job_id="08000000", since_ms=0, until_ms=9000, kinds=("workers",))
+    assert not mine.report().sources
+    assert [s.name for s in theirs.report().sources] == [f"ray-state:worker {WID_B}"]
+
+
+def test_an_unrecognised_failure_quotes_the_line_it_ended_with_first() -> None:
+    """Issue 22 item 2: a job's bare `exit 1` quotes its own last error line first, not a shared raylet line
+    of its window that was read before its driver log (seen in the trial)."""
+    triage = Triage()
+    triage.feed(
+        "[2026-11-26 12:13:03,778 W 26653 26664] (raylet) store.cc:366: Disconnecting client due to connection "
+        "error with code 2: End of file",
+        "raylet.out",
+    )
+    triage.feed("loading reward model from http://reward-model:8000", "job-driver-raysubmit_x.log")
+    triage.feed("ERROR: reward model endpoint unreachable (connection refused)", "job-driver-raysubmit_x.log")
+    triage.set_exit_status(ExitStatus(1))
+    top = triage.report().top
+    assert top is not None and top.id == "unrecognized-failure"
+    assert (top.evidence[0].source, top.evidence[0].line) == ("job-driver-raysubmit_x.log", 2), top.evidence
+
+
+def test_the_raylets_periodic_oom_summary_is_the_nodes() -> None:
+    """It names no job and counts kills whose own records name their jobs: no job's window reads it (in the
+    trial, a healthy job that ended just before its neighbour's OOM kill got it as a note), the node does."""
+    from rlfix.integrations.ray_jobs import Ownership
+
+    summary = (
+        b"[2026-11-26 12:28:48,829 E 19714 19714] (raylet) node_manager.cc:3219: 1 Workers (tasks / actors) killed "
+        b"due to memory pressure (OOM), 0 Workers crashed due to other reasons at node (ID: 9e4b, IP: 192.0.2.2) "
+        b"over the last time period. To see more information about the Workers killed on this node, use "
+        b"`ray logs raylet.out -ip 192.0.2.2`"
+    )
+    owners = Ownership({}, {})
+    assert owners.identity("07000000")(summary) is False
+    assert owners.identity(None, submission="raysubmit_x")(summary) is False
+    assert owners.identity(None, ["07000000"], submissions=["raysubmit_x"])(summary) is True
 
 
 # --- absurd values in Ray's own files (security audit 2026-11-26, M15 and M10c) ----------------

@@ -124,11 +124,12 @@ def _wait_for(path: Path, seconds: float) -> None:
 
 @pytest.fixture
 def nodes(ray_head: RayHead) -> Iterator[list[str]]:
-    """Tags of the extra nodes a test starts; every one is gone after the test."""
+    """Tags of the extra nodes a test starts. A node the test left alive stays, a healthy member
+    of the shared head until the session ends (head.stop() ends every process of the session):
+    killing it here would make the GCS mark it dead half a minute later, in the middle of another
+    test's jobs."""
     tags: list[str] = []
     yield tags
-    for tag in tags:
-        _kill_node(ray_head, tag)
 
 
 def test_a_node_lost_under_a_job_is_resubmitted_and_succeeds(

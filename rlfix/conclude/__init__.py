@@ -105,7 +105,9 @@ def conclude(
         notes = (*notes, *(_survived(d, ended) for d in diagnoses))
         diagnoses = []
     if not diagnoses and _failed_unrecognised(observed):
-        diagnoses.append(unrecognized(observed.unknown, observed.open_traceback, kb, context, observed.redact))
+        diagnoses.append(
+            unrecognized(observed.unknown, observed.open_traceback, kb, context, observed.redact, observed.ending_error)
+        )
     return Report(
         redacted=observed.redact,
         diagnoses=tuple(diagnoses),

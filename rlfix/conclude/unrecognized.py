@@ -72,9 +72,16 @@ def unrecognized(
     kb: KnowledgeBase,
     context: JobContext,
     redact: bool = True,
+    ending: Evidence | None = None,
 ) -> Diagnosis:
-    """The diagnosis for a log that ended in a failure no signature matched."""
+    """The diagnosis for a log that ended in a failure no signature matched.
+
+    `ending`, the error line the input ended with, is quoted first: it is the job's own last word
+    (issue 22: a Ray job's bare `exit 1` quoted a shared raylet line from its time window first).
+    """
     evidence = [first for _template, first in sorted(unknown.recent, key=lambda r: r[1].order)]
+    if ending is not None:
+        evidence = [ending, *(e for e in evidence if (e.source, e.line) != (ending.source, ending.line))]
     if unknown.termination is not None:
         evidence.append(unknown.termination)
     query = unknown.recent[0][1].message if unknown.recent else ""

@@ -31,7 +31,7 @@ from rlfix.core import Triage
 from rlfix.details import NodeScan
 from rlfix.errors import InputError, UsageError
 from rlfix.fleet.sections import NODE, JobReports, JobSection
-from rlfix.integrations.ray_chatter import driver_lines, echoed_reports
+from rlfix.integrations.ray_chatter import driver_chatter, driver_lines
 from rlfix.integrations.ray_connect import DEFAULT_TIMEOUT, bounded, init_quietly, ray_boundary, require_gcs
 from rlfix.integrations.ray_dead import DEATHS, dead_in_folder, dead_live, from_parts, with_last_words
 from rlfix.integrations.ray_jobs import (
@@ -177,7 +177,13 @@ def _feed_worker_side(triage: Triage, url: str, info: Any, span: JobSpan, *, log
         feed_job_node_deaths(triage, url, info.job_id, window, _dead_nodes(url, []))
     if logs and window is not None:
         feed_cluster_logs(
-            triage, url, job_id=info.job_id, submission_id=info.submission_id, since=window[0], until=window[1]
+            triage,
+            url,
+            job_id=info.job_id,
+            submission_id=info.submission_id,
+            since=window[0],
+            until=window[1],
+            supervised=span.supervised,
         )
 
 
@@ -293,6 +299,7 @@ def watch_job(
         triage.set_exit_status(outcome(info.status, getattr(info, "driver_exit_code", None)))
     alerter.tick(force=True)
     report = _last_words_live(triage, url, info.job_id)
+    alerter.ended(report)
     if on_failure is not None and str(info.status) in ("FAILED", "JobStatus.FAILED"):
         on_failure(report)
     return report
@@ -310,8 +317,8 @@ def _fetcher(url: str) -> Fetch:
 def _poll_nodes(client: Any, url: str, job_id: str, tail: NodeTail, alerter: Alerter) -> None:
     """One round of the live node tail; a failing round is skipped (the final report reads it all)."""
     try:
-        hex_id = job_info(client, job_id).job_id
-        tail.poll(alive_nodes(url), hex_id)
+        info = job_info(client, job_id)
+        tail.poll(alive_nodes(url), info.job_id, info.submission_id)
     except Exception as exc:
         logging.getLogger(__name__).debug("live tail of job %s: %s", job_id, exc)
     alerter.tick()
@@ -340,7 +347,8 @@ def _follow(
     async def tail() -> None:
         nonlocal got_any
         carry = ""
-        drop = echoed_reports()  # rlfix's own report, printed by the driver hook, is not read back
+        # rlfix's own report (printed by the driver hook) is not read back, nor the autoscaler's broadcasts.
+        drop = driver_chatter()
         async for chunk in client.tail_job_logs(job_id):
             got_any = True
             lines = (carry + chunk).split("\n")

@@ -12,6 +12,15 @@
   counted a second time ("3 workers; 10 matching lines" for one dead actor). A text report runs from
   its header (`rlfix: 2 findings in …`) to its version line (`rlfix 0.2.0`); the hook's exception
   note (`rlfix: most likely cause: …`) is one line. Those are dropped.
+- **The autoscaler's events, broadcast.** Ray prints the autoscaler's cluster-wide events into the
+  log of every driver connected at the time, each line opening with `(autoscaler +8s)` (the driver
+  subscribes to them: `ray/_private/worker.py`), e.g. `(autoscaler +8s) Error: No available node
+  types can fulfill resource request {'CPU': 1.0, 'GPU': 1.0}`. They name no job: in the trial of
+  issue 22 one job's GPU request put that line in five drivers' logs, and four jobs with a cause of
+  their own read as unschedulable. The autoscaler's own log (`monitor.log`) holds the same events,
+  and the raylet's infeasible-lease line names the job that asked (`ray_owners`). A line whose
+  first prefix is `(autoscaler +Ns)` is dropped from a driver log; one a worker printed (`(rollout
+  pid=N) (autoscaler …`) is that worker's output, and stays.
 
 A dropped line is read as an empty line, so line numbers stay the file's own. This module does
 not import Ray.
@@ -33,6 +42,8 @@ _METRICS_SERVER = b"An exception occurred while starting the metrics server."
 _REPORT_HEAD = re.compile(rb"^rlfix: [\d,]+ findings? in ")
 _REPORT_END = re.compile(rb"^rlfix \d+\.\d+\S*\s*$")
 _NOTE = re.compile(rb"^rlfix: most likely cause: ")
+# The autoscaler's event as the driver prints it: its prefix first, coloured or not.
+_AUTOSCALER_EVENT = re.compile(rb"^(?:\x1b\[[0-9;]*m)?\(autoscaler \+[\d.]+[hms]?\)")
 #: A report longer than this many lines is not one the hook printed: stop dropping there.
 MAX_REPORT_LINES = 2000
 _CHUNK = 1 << 20
@@ -68,8 +79,20 @@ def echoed_reports() -> Drop:
     return drop
 
 
+def driver_chatter() -> Drop:
+    """Drops rlfix's echoed reports and the autoscaler's broadcast events from a driver log (see the
+    module's docstring)."""
+    echoed = echoed_reports()
+
+    def drop(line: bytes) -> bool:
+        # Always asked first: it counts the lines of an echoed report.
+        return echoed(line) or bool(_AUTOSCALER_EVENT.match(line))
+
+    return drop
+
+
 #: The kinds of Ray log (`ray_logs.RULES`) with lines to drop, and what drops them (one per stream).
-CHATTER: dict[str, Callable[[], Drop]] = {"autoscaler": autoscaler_records, "driver": echoed_reports}
+CHATTER: dict[str, Callable[[], Drop]] = {"autoscaler": autoscaler_records, "driver": driver_chatter}
 
 
 class BlankLines:
@@ -114,7 +137,8 @@ def quiet(kind: str, cut: Callable[[BinaryIO], BinaryIO] | None) -> Callable[[Bi
 
 
 def driver_lines(lines: Iterable[str]) -> Iterator[str]:
-    """A driver log's lines (from the Jobs API, or followed live) with rlfix's echoed reports as empty lines."""
-    drop = echoed_reports()
+    """A driver log's lines (from the Jobs API, or followed live) with rlfix's echoed reports and the
+    autoscaler's broadcast events as empty lines."""
+    drop = driver_chatter()
     for line in lines:
         yield "" if drop(line.encode("utf-8", "surrogateescape")) else line

@@ -32,7 +32,7 @@ from typing import Any
 from rlfix.clock import epoch, parse
 from rlfix.core import Triage
 from rlfix.details import ExitStatus
-from rlfix.integrations.ray_links import FROM_API, UNKNOWN, session_links
+from rlfix.integrations.ray_links import FROM_API, NO_DRIVER, UNKNOWN, session_links
 from rlfix.integrations.ray_logs import (
     SHARED_KINDS,
     Cut,
@@ -46,6 +46,8 @@ from rlfix.integrations.ray_logs import (
 from rlfix.integrations.ray_order import order_workers
 from rlfix.integrations.ray_owners import Ownership as Ownership  # re-exported: the ownership of a folder's files
 
+#: Kinds of shared log that name no job by design (`is_node_only`).
+NODE_ONLY_KINDS = frozenset({"autoscaler"})
 #: Seconds after a job ends that its shared-log lines still belong to it (Ray reports a kill or a
 #: dropped lease a moment after the driver exits), unless another job starts sooner.
 AFTER_END_S = 10.0
@@ -93,6 +95,12 @@ class JobSpan:
         if self.submission_id and self.job_id_from == UNKNOWN:
             return f"{self.submission_id} (job id unknown)"
         return self.key
+
+    @property
+    def supervised(self) -> bool:
+        """Whether the submission may be what its supervisor's trouble is about: it has no job id and no
+        driver of it is known to have run (a driver that ran is past its runtime_env)."""
+        return self.job_id is None and self.job_id_from != UNKNOWN
 
     def window(self) -> Window | None:
         """The window of the shared logs, in seconds since 1970 UTC (`Since`); None without a start.
@@ -266,10 +274,21 @@ def api_jobs(details: Iterable[Any]) -> list[JobSpan]:
                 end=end / 1000 if end else None,
                 status=str(getattr(status, "value", status)),
                 message=str(getattr(d, "message", "") or ""),
-                job_id_from=FROM_API,
+                job_id_from=_how_known(d),
             )
         )
     return clip(spans)
+
+
+def _how_known(details: Any) -> str:
+    """How the Jobs API knows a submission's job id; for one it gives none, whether a driver ran: a
+    driver that exited (an entrypoint that never called `ray.init`) has an exit code, a submission
+    whose runtime_env could not be built has none, and only the latter may be what the dashboard's
+    supervisor lines are about."""
+    if getattr(details, "job_id", None):
+        return FROM_API
+    ended = getattr(details, "driver_exit_code", None)
+    return UNKNOWN if isinstance(ended, int) else NO_DRIVER
 
 
 def select(
@@ -296,11 +315,20 @@ def is_shared(log: LogFile) -> bool:
     return log.rule.kind in SHARED_KINDS
 
 
+def is_node_only(log: LogFile) -> bool:
+    """A log that names no job by design: the autoscaler's (`monitor.*`) sees resource demands and
+    nodes, never jobs; its events are the node's section's, not read by any job's window (a job's
+    own unschedulable request is named by the raylet's lease line: `ray_owners`)."""
+    return log.rule.kind in NODE_ONLY_KINDS
+
+
 def job_files(files: list[LogFile], span: JobSpan, owners: Ownership) -> list[LogFile]:
-    """A job's own files, and the shared logs (read through the job's window)."""
+    """A job's own files, and the shared logs (read through the job's window) but the node's own."""
 
     def mine(log: LogFile) -> bool:
-        return is_shared(log) or (span.job_id is not None and owners.job_of(log.name) == span.job_id)
+        if is_shared(log):
+            return not is_node_only(log)
+        return span.job_id is not None and owners.job_of(log.name) == span.job_id
 
     return _select(files, lambda submission: submission == span.submission_id, mine)
 
@@ -333,11 +361,8 @@ def job_cut(span: JobSpan, owners: Ownership | None = None) -> Cut | None:
     naming a job by id, worker, pid or its submission's supervisor is kept for that job only, whatever
     its time (`ray_owners`)."""
     window = span.window()
-    # A submission whose driver log shows no start (or that the Jobs API gives no job id) may be the one
-    # its supervisor's trouble is about; one whose driver started is past it.
-    supervised = span.job_id is None and span.job_id_from != UNKNOWN
     identity = (
-        owners.identity(span.job_id, submission=span.submission_id, supervised=supervised)
+        owners.identity(span.job_id, submission=span.submission_id, supervised=span.supervised)
         if owners is not None
         else None
     )
@@ -398,7 +423,10 @@ def feed_node(
     mine = set(node_files(files, spans, owners))
     # Asked for a time, the node's own timestamped files are cut to it too.
     cut_all = since is not None or until is not None
-    feed_session_logs(triage, logs, keep=mine.__contains__, cut=cut, cut_all=cut_all)
+    feed_session_logs(triage, logs, keep=lambda log: log in mine and not is_node_only(log), cut=cut, cut_all=cut_all)
+    # The autoscaler's log is the node's whole, jobs' windows or not (only a time asked for cuts it).
+    asked = time_cut(since, until) if cut_all else None
+    feed_session_logs(triage, logs, keep=lambda log: log in mine and is_node_only(log), cut=asked, cut_all=cut_all)
 
 
 def outcome(status: object, driver_exit_code: int | None = None) -> ExitStatus | None:

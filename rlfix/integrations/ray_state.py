@@ -24,7 +24,8 @@ from rlfix.core import Triage
 from rlfix.errors import InputError
 from rlfix.integrations.ray_chatter import quiet
 from rlfix.integrations.ray_connect import DEFAULT_TIMEOUT, bounded, dashboard_for
-from rlfix.integrations.ray_logs import SHARED_KINDS, Since, belongs_to_job, classify
+from rlfix.integrations.ray_logs import SHARED_KINDS, Identity, Since, belongs_to_job, classify
+from rlfix.integrations.ray_owners import Ownership
 
 #: Records read per state-API list call (dead workers, dead actors).
 MAX_RECORDS = 500
@@ -101,10 +102,12 @@ def worker_lines(
     since_ms: int | None = None,
     until_ms: int | None = None,
     worker_ids: frozenset[str] | None = None,
+    others: frozenset[str] = frozenset(),
 ) -> Iterator[tuple[str, str]]:
     """(source, line) for each worker that exited unintentionally, optionally within a time window.
 
-    The state API keeps no job id for a worker: `worker_ids` (a job's, from its file names) narrows them.
+    The state API keeps no job id for a worker: `worker_ids` (a job's, from its file names) narrows them,
+    and `others` (other jobs' workers, from their file names) are left out whatever their time.
     """
     from ray.util.state import list_workers
 
@@ -126,6 +129,8 @@ def worker_lines(
         if until_ms is not None and end and end > until_ms:
             continue
         if worker_ids is not None and str(_field(w, "worker_id")) not in worker_ids:
+            continue
+        if str(_field(w, "worker_id")) in others:
             continue
         wid, nid, ip, pid = (_field(w, k) for k in ("worker_id", "node_id", "ip", "pid"))
         detail = str(_field(w, "exit_detail") or "")
@@ -281,10 +286,17 @@ def feed_state(
     worker_ids: frozenset[str] | None = None,
     kinds: tuple[str, ...] = ("actors", "workers", "nodes"),
 ) -> None:
-    """Feed dead workers, actors and nodes (`kinds`) from the state API; a failing call is noted, not raised."""
+    """Feed dead workers, actors and nodes (`kinds`) from the state API; a failing call is noted, not raised.
+
+    With `job_id` and no `worker_ids`, a dead worker whose files name another job (an OOM-killed task of
+    a neighbour, in this job's window) is left out (`other_workers`)."""
+    others = other_workers(address, job_id) if job_id and worker_ids is None and "workers" in kinds else frozenset()
     calls: list[tuple[str, Callable[[], Iterator[tuple[str, str]]]]] = [
         ("actors", lambda: actor_lines(address, job_id=job_id)),
-        ("workers", lambda: worker_lines(address, since_ms=since_ms, until_ms=until_ms, worker_ids=worker_ids)),
+        (
+            "workers",
+            lambda: worker_lines(address, since_ms=since_ms, until_ms=until_ms, worker_ids=worker_ids, others=others),
+        ),
         ("nodes", lambda: node_lines(address)),
     ]
     for what, call in calls:
@@ -295,6 +307,20 @@ def feed_state(
                 triage.feed(line, source)
         except Exception as exc:  # the state API is alpha: its failure must not hide the log evidence
             triage.add_error(f"ray state API ({what}) at {address}: {_one_line(exc)}")
+
+
+def other_workers(address: str, job_id: str) -> frozenset[str]:
+    """Worker ids whose files (`worker-<worker id>-<job id>-<pid>.out|err`) on an alive node name another
+    job than `job_id`; empty when the nodes cannot be listed (then time alone decides, as before)."""
+    others: set[str] = set()
+    try:
+        for node_id, _ip in alive_nodes(address):
+            for wid, owner in Ownership.of_names(list_node_logs(address, node_id)).workers.items():
+                if owner != job_id:
+                    others.add(wid)
+    except Exception:  # the state API is alpha: without the names, the window decides
+        return frozenset()
+    return frozenset(others)
 
 
 # --- node logs over the dashboard's HTTP API ---------------------------------------------
@@ -370,11 +396,13 @@ def feed_node_log(
     since: float | None = None,
     until: float | None = None,
     kind: str = "",
+    identity: Identity | None = None,
 ) -> None:
     """Stream one node log (its last `MAX_REMOTE_LINES` lines) from the dashboard into `triage`.
 
     With `since` / `until` (seconds since 1970 UTC), lines outside that time are dropped (for the
-    cluster-wide raylet / GCS logs). `kind` (`ray_logs.RULES`) drops what is no job's failure in
+    cluster-wide raylet / GCS logs); with `identity`, a record that names a job is kept or dropped
+    by that instead (`ray_owners`). `kind` (`ray_logs.RULES`) drops what is no job's failure in
     that kind of log (`ray_chatter`: rlfix's own report echoed in a driver log).
     """
     import requests
@@ -390,7 +418,8 @@ def feed_node_log(
         stream: BinaryIO = _Chunks(resp.iter_content(chunk_size=1 << 20))  # type: ignore[assignment]
         plain = quiet(kind, None)
         stream = plain(stream) if plain is not None else stream
-        triage.feed_stream(Since(stream, since, until) if since is not None else stream, source)  # type: ignore[arg-type]
+        cut = since is not None or identity is not None
+        triage.feed_stream(Since(stream, since, until, identity=identity) if cut else stream, source)  # type: ignore[arg-type]
 
 
 def feed_cluster_logs(
@@ -401,11 +430,14 @@ def feed_cluster_logs(
     submission_id: str | None = None,
     since: float | None = None,
     until: float | None = None,
+    supervised: bool | None = None,
 ) -> None:
     """Feed each alive node's signal-carrying logs (this job's only, when named) via the dashboard.
 
     Driver logs are left out: the Jobs API already gave the driver's output. With `since`,
-    the cluster-wide logs (raylet, GCS, autoscaler) start at that time (and end at `until`).
+    the cluster-wide logs (raylet, GCS, autoscaler) start at that time (and end at `until`); for a
+    named job, a record of them that names a job (a job id, a worker or pid of the node's files, a
+    lease, a supervisor) is read by that identity instead of its time, as offline (`ray_jobs.job_cut`).
     """
     try:
         nodes = alive_nodes(address)
@@ -420,18 +452,32 @@ def feed_cluster_logs(
             triage.add_skipped(f"ray logs of node {ip}", _one_line(exc))
             continue
         chosen = []
+        identity = _identity(names, job_id, submission_id, job_id is None if supervised is None else supervised)
         for name in names:
             base = name.rsplit("/", 1)[-1]
             rule = classify(base)
             if not rule.scan or rule.kind in ("driver", "other") or not belongs_to_job(base, job_id, submission_id):
                 continue
+            if rule.kind == "autoscaler" and (job_id or submission_id):
+                continue  # names no job by design: the node's, not this job's (`ray_jobs.is_node_only`)
             chosen.append((rule.order, name, rule.kind in SHARED_KINDS))
         for _, name, shared in sorted(chosen, key=lambda c: (c[0], c[1])):
             try:
-                cut = (since, until) if shared and since is not None else (None, None)
-                feed_node_log(triage, address, node_id, name, f"{ip}:{name}", *cut)
+                start, end = (since, until) if shared and since is not None else (None, None)
+                own = identity if shared else None
+                feed_node_log(triage, address, node_id, name, f"{ip}:{name}", start, end, identity=own)
             except Exception as exc:
                 triage.add_skipped(f"ray log {ip}:{name}", _one_line(exc))
+
+
+def _identity(names: list[str], job_id: str | None, submission_id: str | None, supervised: bool) -> Identity | None:
+    """Whether a shared-log record is this job's by what it names (None when no job is named).
+
+    `supervised`: a submission whose driver never started, so a record naming the dashboard's job may
+    be its supervisor's (`ray_jobs.JobSpan.supervised`)."""
+    if job_id is None and submission_id is None:
+        return None
+    return Ownership.of_names(names).identity(job_id, submission=submission_id, supervised=supervised)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -26,8 +26,10 @@ from dataclasses import dataclass, field
 from rlfix.alerts import Alert
 from rlfix.clock import epoch, parse
 from rlfix.core import Triage
+from rlfix.integrations.ray_owners import Ownership
 from rlfix.kb.load import KnowledgeBase
-from rlfix.model import Evidence
+from rlfix.model import Evidence, Severity
+from rlfix.report import Report
 
 #: Seconds an alert raised on Ray's wrapper line waits for the real exception line after it.
 WRAPPER_GRACE = 2.0
@@ -56,6 +58,8 @@ class Alerter:
     clock: Callable[[], float] = time.monotonic
     seen: set[str] = field(default_factory=set)
     pending: list[tuple[Evidence, str, float, Triage]] = field(default_factory=list)
+    #: Alerts of roots another root explains, waiting `grace` for it (dropped when it comes).
+    explainable: list[tuple[Evidence, str, float]] = field(default_factory=list)
 
     def callback(self, triage: Callable[[], Triage]) -> Alert:
         """The `on_new` for a triage (given lazily: the callback exists before the triage does)."""
@@ -64,13 +68,35 @@ class Alerter:
             sig = self.kb.get(sig_id)
             if self.on_alert is None or sig is None or not sig.is_root or sig_id in self.seen:
                 return
+            # A warning is worth a note in the report, never an alert (issue 22: a healthy job alerted on
+            # one); the fallback (an uncaught exception) after a root already alerted is that root's symptom.
+            if sig.severity is Severity.WARNING or (sig.fallback and self.seen) or self._explained(sig_id):
+                return
             self.seen.add(sig_id)
             if is_wrapper(evidence.text):
                 self.pending.append((evidence, sig_id, self.clock() + self.grace, triage()))
+            elif any(sig_id in other.explains for other in self.kb):
+                # Its explaining root may be in a file read later in the same poll (worker files are
+                # polled by name, not by when they failed): the NCCL timeouts before the CUDA error.
+                self.explainable.append((evidence, sig_id, self.clock() + self.grace))
             else:
                 self.on_alert(evidence, sig_id)
 
         return on_new
+
+    def _explained(self, sig_id: str) -> bool:
+        """Whether a root already alerted explains this one (a CUDA error explains the NCCL timeouts it
+        causes on the other ranks): the symptom after the root is no second alert."""
+        return any(sig_id in seen.explains for seen in map(self.kb.get, self.seen) if seen is not None)
+
+    def ended(self, report: Report) -> None:
+        """A job that ended failed of a cause never alerted (an actor SIGKILLed: Ray's `ActorDiedError` is
+        a symptom, and no root line was ever printed) is alerted now, on its report's first evidence."""
+        top = report.top
+        # Only when nothing was alerted: a job whose root was alerted live has had its alert.
+        if self.on_alert is not None and report.failed and top is not None and top.evidence and not self.seen:
+            self.seen.add(top.id)
+            self.on_alert(top.first, top.id)
 
     def tick(self, force: bool = False) -> None:
         """Fire the waiting alerts whose grace is over (all of them with `force`)."""
@@ -80,6 +106,12 @@ class Alerter:
         for evidence, sig_id, _deadline, triage in due:
             assert self.on_alert is not None
             self.on_alert(_real_line(triage, sig_id, evidence), sig_id)
+        waited = [p for p in self.explainable if force or now >= p[2]]
+        self.explainable = [p for p in self.explainable if p not in waited]
+        for evidence, sig_id, _deadline in waited:
+            if not self._explained(sig_id):
+                assert self.on_alert is not None
+                self.on_alert(evidence, sig_id)
 
 
 def _real_line(triage: Triage, sig_id: str, wrapper: Evidence) -> Evidence:
@@ -111,11 +143,19 @@ class NodeTail:
     since: float | None = None
     files: dict[tuple[str, str], _File] = field(default_factory=dict)
     _keep: dict[tuple[str, str], bool] = field(default_factory=dict)
+    #: Whether a raylet line is this job's by what it names (`ray_owners`); None: its time decides.
+    _owned: Callable[[bytes], bool | None] | None = None
 
-    def poll(self, nodes: list[tuple[str, str]], job_id: str | None) -> None:
-        """Read what each node's files gained since the last poll."""
+    def poll(self, nodes: list[tuple[str, str]], job_id: str | None, submission: str | None = None) -> None:
+        """Read what each node's files gained since the last poll.
+
+        A raylet record naming another job (its kill, its runtime_env failure) is never this job's:
+        while the job id is not known yet (the driver is starting), a record naming any job is not.
+        """
         for node_id, ip in nodes:
             names = self.fetch(node_id, None, None)
+            known = job_id is not None or submission is not None
+            self._owned = Ownership.of_names(names).identity(job_id, submission=submission) if known else None
             mine = [n for n in names if _is_job_file(n, job_id)][-MAX_FILES:]
             for name in [*mine, *(n for n in names if n == "raylet.out")]:
                 self._advance(node_id, ip, name)
@@ -143,6 +183,10 @@ class NodeTail:
         if when is not None:
             # A line's stamp is to the millisecond and the job's start to the second it began in.
             self._keep[key] = self.since is None or when >= math.floor(self.since)
+        owned = self._owned(line.encode("utf-8", "surrogateescape")) if self._owned is not None else None
+        if owned is not None:
+            # The rest of the record (its unstamped lines) goes with what it named.
+            self._keep[key] = owned
         return self._keep.get(key, False)
 
 
