@@ -1,6 +1,7 @@
 """`rlfix ray job --follow --retry N` on the real token-auth test head, with a real transient fault.
 
-A second Ray node joins the head; a job's task can only run there (a custom resource). While the
+It runs after the trial (tests/test_ray_trial.py, by file name): the node deaths it causes stay in
+the shared head's GCS log. A second Ray node joins the head; a job's task can only run there (a custom resource). While the
 task runs, that node's raylet is killed with SIGKILL (a preempted or crashed machine), a
 replacement node joins, and rlfix, following the job, finds `ray-node-died` (a transient cause),
 resubmits the job as it was and follows the new attempt to SUCCEEDED. A job that fails on its
@@ -122,14 +123,30 @@ def _wait_for(path: Path, seconds: float) -> None:
         time.sleep(0.2)
 
 
+def _wait_until_gone(head: RayHead, tags: list[str], seconds: float = 90) -> None:
+    """Until the GCS lists no alive node carrying one of `tags` (it marks a killed node dead after
+    missed health checks): later tests share the head, and must not see a node die under their jobs."""
+    from ray.util.state import list_nodes
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        alive = list_nodes(
+            address=head.dashboard_url, filters=[("state", "=", "ALIVE")], detail=True, raise_on_missing_output=False
+        )
+        if not any(tag in (getattr(n, "resources_total", None) or {}) for n in alive for tag in tags):
+            return
+        time.sleep(1)
+    raise AssertionError(f"nodes {tags} still alive after {seconds:.0f} s")
+
+
 @pytest.fixture
 def nodes(ray_head: RayHead) -> Iterator[list[str]]:
-    """Tags of the extra nodes a test starts. A node the test left alive stays, a healthy member
-    of the shared head until the session ends (head.stop() ends every process of the session):
-    killing it here would make the GCS mark it dead half a minute later, in the middle of another
-    test's jobs."""
+    """Tags of the extra nodes a test starts; each is killed, and known dead to the GCS, after it."""
     tags: list[str] = []
     yield tags
+    for tag in tags:
+        _kill_node(ray_head, tag)
+    _wait_until_gone(ray_head, tags)
 
 
 def test_a_node_lost_under_a_job_is_resubmitted_and_succeeds(
