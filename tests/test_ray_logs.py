@@ -880,3 +880,24 @@ def test_the_driver_hooks_own_report_is_not_read_back_as_evidence(tmp_path: Path
     # The driver log as the Jobs API returns it, and as --follow reads it: the same lines are dropped.
     kept = list(driver_lines(lines))
     assert len(kept) == len(lines) and kept[-2] == died and not any(kept[2 : 2 + len(printed)]) and not kept[-1]
+
+
+def test_a_time_asked_for_leaves_out_node_lines_that_cannot_be_placed_in_it(tmp_path: Path) -> None:
+    from datetime import datetime, timezone
+
+    from rlfix.integrations.ray import diagnose_session_jobs
+
+    logs = tmp_path / "session_1" / "logs"
+    logs.mkdir(parents=True)
+    (logs / "raylet.out").write_text("")
+    (logs / "gcs_server.out").write_text("")
+    # A file of no job, without a single timestamp (a worker's stderr): its time is unknown.
+    (logs / "worker-7933049bcf58bc556e912f2df74d4a5ea56f64c1d304ab0f73ae7a2c-ffffffff-31513.err").write_text(
+        "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    )
+    everything = diagnose_session_jobs(logs)
+    assert everything.node is not None and everything.node.report.ids == ["cuda-illegal-memory-access"]
+    day = datetime(2000, 1, 1, tzinfo=timezone.utc).timestamp()
+    windowed = diagnose_session_jobs(logs, since=day, until=day + 86400)
+    assert windowed.node is not None and windowed.node.report.ids == []
+    assert windowed.exit_code == 0

@@ -672,7 +672,7 @@ def test_one_job_a_time_window_and_the_last_failed(trial: Trial, run_cli: RunCli
     doc = json.loads(proc.stdout)
     assert [s["job"] for s in doc["jobs"]] == [job] and doc["node"] is None
     proc = run_cli(["ray", "logs", str(head.temp_dir), "--since", "2000-01-01", "--until", "2000-01-02"])
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
     assert proc.stdout.startswith("rlfix: Ray session: 0 jobs, 0 failed")
     proc = run_cli(["ray", "logs", str(head.temp_dir), "--job", "raysubmit_nope"])
     assert proc.returncode == 2 and "no job 'raysubmit_nope'" in proc.stderr

@@ -419,10 +419,11 @@ def feed_node(
     known = [s.job_id for s in spans if s.job_id]
     subs = [s.submission_id for s in spans if s.submission_id]
     identity = owners.identity(None, known, submissions=subs)
-    cut = time_cut(None, windows=tuple(windows), outside=True, identity=identity)
-    mine = set(node_files(files, spans, owners))
-    # Asked for a time, the node's own timestamped files are cut to it too.
+    # Asked for a time, the node's own timestamped files are cut to it too, and a line that cannot
+    # be placed in time (a worker file's, before any stamp) is not shown as inside it.
     cut_all = since is not None or until is not None
+    cut = time_cut(None, windows=tuple(windows), outside=True, identity=identity, untimed=not cut_all)
+    mine = set(node_files(files, spans, owners))
     feed_session_logs(triage, logs, keep=lambda log: log in mine and not is_node_only(log), cut=cut, cut_all=cut_all)
     # The autoscaler's log is the node's whole, jobs' windows or not (only a time asked for cuts it).
     asked = time_cut(since, until) if cut_all else None

@@ -249,7 +249,8 @@ class Since:
     previous line. A dropped line leaves an empty line in its place, so every line kept has its
     own line number in the file (`raylet.out:214`, not its rank among the kept ones). With
     `outside`, the lines of none of the `windows` pass instead (the node's own findings, which
-    belong to no job), and lines before the first timestamp pass too.
+    belong to no job), and lines before the first timestamp pass too, unless `untimed` is False
+    (a time was asked for: a line that cannot be placed in time is not shown as inside it).
     """
 
     def __init__(
@@ -261,6 +262,7 @@ class Since:
         windows: tuple[tuple[float | str | None, float | str | None], ...] = (),
         outside: bool = False,
         identity: Identity | None = None,
+        untimed: bool = True,
     ) -> None:
         self._raw = raw
         self._identity = identity
@@ -268,7 +270,7 @@ class Since:
         self._windows = tuple((_bound(a, -math.inf), _bound(b, math.inf)) for a, b in spans)
         self._outside = outside
         self._carry = b""
-        self._keep = outside
+        self._keep = outside and untimed
         self._seconds: dict[bytes, float | None] = {}
         # The record being read: a stamped line and the unstamped lines that continue it (the
         # raylet's OOM kill record names its job 30 lines below its stamp), decided as one.
@@ -357,12 +359,16 @@ def time_cut(
     windows: tuple[Window, ...] = (),
     outside: bool = False,
     identity: Identity | None = None,
+    untimed: bool = True,
 ) -> Cut | None:
     """The `Cut` passing the lines of shared logs inside `since`..`until` or `windows` (or outside them
-    all); with `identity`, a line naming a job is kept or dropped by that instead of its time."""
+    all); with `identity`, a line naming a job is kept or dropped by that instead of its time;
+    `untimed=False` drops the lines before a file's first timestamp in `outside` mode."""
     if since is None and not windows and not outside:
         return None
-    return lambda raw: Since(raw, since, until, windows=windows, outside=outside, identity=identity)  # type: ignore[return-value]
+    return lambda raw: Since(  # type: ignore[return-value]
+        raw, since, until, windows=windows, outside=outside, identity=identity, untimed=untimed
+    )
 
 
 def feed_log_file(
