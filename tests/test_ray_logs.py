@@ -901,3 +901,24 @@ def test_a_time_asked_for_leaves_out_node_lines_that_cannot_be_placed_in_it(tmp_
     windowed = diagnose_session_jobs(logs, since=day, until=day + 86400)
     assert windowed.node is not None and windowed.node.report.ids == []
     assert windowed.exit_code == 0
+
+
+def test_a_time_asked_for_cuts_the_nodes_own_records_too(tmp_path: Path) -> None:
+    from datetime import datetime, timezone
+
+    from rlfix.integrations.ray import diagnose_session_jobs
+
+    logs = tmp_path / "session_1" / "logs"
+    logs.mkdir(parents=True)
+    (logs / "gcs_server.out").write_text("")
+    # The raylet's periodic OOM summary names no job: it is the node's, whatever the jobs' windows.
+    (logs / "raylet.err").write_text(
+        "[2026-11-26 13:11:28,972 E 25187 25187] (raylet) node_manager.cc:3517: 1 Workers (tasks / actors) "
+        "killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at node "
+        "(ID: 38d9d9c20b4d, IP: 192.0.2.2) over the last time period.\n"
+    )
+    (logs / "raylet.out").write_text("")
+    assert diagnose_session_jobs(logs).node.report.ids == ["ray-oom-killer"]  # type: ignore[union-attr]
+    day = datetime(2000, 1, 1, tzinfo=timezone.utc).timestamp()
+    windowed = diagnose_session_jobs(logs, since=day, until=day + 86400)
+    assert windowed.node is not None and windowed.node.report.ids == [] and windowed.exit_code == 0

@@ -422,11 +422,14 @@ def feed_node(
     # Asked for a time, the node's own timestamped files are cut to it too, and a line that cannot
     # be placed in time (a worker file's, before any stamp) is not shown as inside it.
     cut_all = since is not None or until is not None
-    cut = time_cut(None, windows=tuple(windows), outside=True, identity=identity, untimed=not cut_all)
+    outside = time_cut(None, windows=tuple(windows), outside=True, identity=identity, untimed=not cut_all)
+    asked = time_cut(since, until) if cut_all else None
+    # A record the identity rules give to the node (the raylet's OOM summary) is still cut to the
+    # time asked for: identity says whose a line is, not when it was written.
+    cut = (lambda raw: asked(outside(raw))) if asked is not None and outside is not None else outside
     mine = set(node_files(files, spans, owners))
     feed_session_logs(triage, logs, keep=lambda log: log in mine and not is_node_only(log), cut=cut, cut_all=cut_all)
     # The autoscaler's log is the node's whole, jobs' windows or not (only a time asked for cuts it).
-    asked = time_cut(since, until) if cut_all else None
     feed_session_logs(triage, logs, keep=lambda log: log in mine and is_node_only(log), cut=asked, cut_all=cut_all)
 
 
