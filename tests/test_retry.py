@@ -1,7 +1,7 @@
 """The retry policy (rlfix/retry.py) and the decorator that uses it, without a cluster.
 
 The real transient fault (a Ray node killed under a job, then the job resubmitted and
-succeeding) is in tests/test_ray_trial_retry.py.
+succeeding) is in tests/test_ray_retry.py.
 """
 
 from __future__ import annotations

@@ -290,3 +290,11 @@ def test_a_known_cause_behind_an_error_shape_is_named(tmp_path: Path, line: str,
     log.write_text(line + "\n", encoding="utf-8")
     top = diagnose(log).top
     assert top is not None and top.id == expected
+
+
+def test_rays_event_loop_statistics_are_counts_not_errors() -> None:
+    stats = (
+        "\tObservabilityPubSubService.grpc_server.ReportJobError - 2 total (0 active), Execution time: mean = 0.12ms"
+    )
+    assert error_shape(stats) is None
+    assert error_shape("ray.exceptions.RayTaskError: ReportJobError - failed") is not None

@@ -117,12 +117,19 @@ def unwrap(message: str) -> str:
     return text
 
 
+#: Ray's periodic event-loop statistics (`\tGcsService.ReportJobError - 2 total (0 active), Execution
+#: time: ...`): a count of handler calls, whatever the handler's name says.
+_EVENT_STATS = re.compile(r"^\s*[\w.:]+ - \d+ total \(\d+ active")
+
+
 def error_shape(message: str, level: str | None = None) -> str | None:
     """The kind of error the line's form says it is (`exception`, `cxx-abort`, `panic`, `severity`,
     `usage`, `shell`, `result-code`, `retries`, `kernel`), or None when it only mentions a word."""
     if level in ("ERROR", "FATAL", "CRITICAL"):
         return "severity"
     text = unwrap(message)
+    if _EVENT_STATS.match(text):
+        return None
     for name, shape in _SHAPES:
         if shape.match(text):
             return name

@@ -1,7 +1,8 @@
 """`rlfix ray job --follow --retry N` on the real token-auth test head, with a real transient fault.
 
-It runs after the trial (tests/test_ray_trial.py, by file name): the node deaths it causes stay in
-the shared head's GCS log. A second Ray node joins the head; a job's task can only run there (a custom resource). While the
+It runs before the trial (tests/test_ray_trial.py, by file name), so the trial's OOM records are
+not yet in the logs Ray forwards to its drivers, and it waits until the GCS marks its killed
+nodes dead, so no node dies under the trial's jobs. A second Ray node joins the head; a job's task can only run there (a custom resource). While the
 task runs, that node's raylet is killed with SIGKILL (a preempted or crashed machine), a
 replacement node joins, and rlfix, following the job, finds `ray-node-died` (a transient cause),
 resubmits the job as it was and follows the new attempt to SUCCEEDED. A job that fails on its
