@@ -90,7 +90,7 @@ def _report_tools(allowed: Roots, kb: KnowledgeBase) -> list[Any]:
         """As `diagnose`, for log text already at hand (a paste of at most 5 MiB)."""
         if len(text) > MAX_TEXT:
             message = f"text of {len(text):,} characters: give at most {MAX_TEXT:,}, or a path to `diagnose`"
-            _guarded(lambda: _raise(UsageError(message)))
+            raise _tool_error(message)
         report = _guarded(lambda: diagnose_source(text.encode("utf-8", "replace"), kb=kb))
         return _trimmed(report.to_dict(), top)
 
@@ -145,16 +145,17 @@ def _excerpt_tool(allowed: Roots, kb: KnowledgeBase) -> Any:
 def _guarded(call: Any) -> Any:
     """Run a tool's work; rlfix's own errors reach the client as one masked line (the SDK shows a
     `ToolError`'s message to the model, and hides any other exception's)."""
-    from mcp.server.mcpserver.exceptions import ToolError
-
     try:
         return call()
     except RlfixError as exc:
-        raise ToolError(mask_text(str(exc))) from None
+        raise _tool_error(str(exc)) from None
 
 
-def _raise(error: Exception) -> None:
-    raise error
+def _tool_error(message: str) -> Exception:
+    """The SDK's `ToolError` (shown to the model), with `message` masked."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    return ToolError(mask_text(message))
 
 
 def _trimmed(doc: dict[str, Any], top: int) -> dict[str, Any]:
