@@ -1,0 +1,116 @@
+"""Expert labels of the native catalogue, as data: ordered rules, then a hand table, then the generic ids.
+
+Each rule is (name, conditions, id): conditions map a field of the entry (`text` = template and
+shown line together, `template`, `kind`, `source`, `project`) to a regex that must match
+(case-insensitive); the first rule whose conditions all hold gives the id, and its name is the
+`why`. `HAND` overrides the rules for single entries ("project source" -> (id, why)). An entry no
+rule or hand entry names gets `python-exception` when it reaches Python as an exception (its line
+starts with an exception class) and `unrecognized-failure` otherwise.
+
+The rules read only the message, how it is emitted and where it comes from; they were written from
+the sources and LABELLING-ids.md, never from rlfix's patterns or output.
+"""
+
+from __future__ import annotations
+
+import re
+
+Rule = tuple[str, dict[str, str], str]
+
+_XID_HW = (
+    r"Xid (48|58|61|62|63|64|74|79|92|93|94|95|110|119|120|121|136|137|140|143|144|145|146|147|148|149|150|154|155|156|157|158"
+    r"|160|161|164|165|166|167|168|169|170|171|172|173|175|176) "
+)
+_XID_HW_NAMES = r"nvErrorLog \((ROBUST_CHANNEL_GPU_ECC_DBE|NVLINK\w*|FB_MEMORY_ERROR|INFOROM\w*|ROBUST_CHANNEL_(UN)?CONTAINED_ERROR|GSP\w*|C2C\w*|UNRECOVERABLE\w*|UNCORRECTABLE\w*|PMU\w*|ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS|EXCESSIVE_SBE_INTERRUPTS|GPU_RECOVERY_ACTION_CHANGED|RESOURCE_RETIREMENT\w*|PCIE\w*|MEMORY_SUBSYSTEM_ERROR|ALI_TRAINING_FAIL)\)"
+
+RULES: list[Rule] = [
+    # --- CUDA runtime and driver codes (named by the enum), most specific first
+    ("cuda code: out of memory", {"kind": r"\((cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY) "}, "cuda-oom"),
+    ("cuda code: device-side assert", {"kind": r"\((cudaErrorAssert|CUDA_ERROR_ASSERT) "}, "cuda-device-side-assert"),
+    ("cuda code: illegal or misaligned address", {"kind": r"\((cudaErrorIllegalAddress|CUDA_ERROR_ILLEGAL_ADDRESS|cudaErrorMisalignedAddress|CUDA_ERROR_MISALIGNED_ADDRESS|cudaErrorInvalidAddressSpace|CUDA_ERROR_INVALID_ADDRESS_SPACE) "}, "cuda-illegal-memory-access"),
+    ("cuda code: driver too old or no kernel for this GPU", {"kind": r"\((cudaErrorInsufficientDriver|cudaErrorCallRequiresNewerDriver|CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER|cudaErrorNoKernelImageForDevice|CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorUnsupportedPtxVersion|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|cudaErrorSystemDriverMismatch|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|cudaErrorCompatNotSupportedOnDevice|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|cudaErrorInvalidKernelImage|CUDA_ERROR_INVALID_IMAGE|cudaErrorInvalidPtx|CUDA_ERROR_INVALID_PTX) "}, "cuda-driver-or-arch-mismatch"),
+    ("cuda code: uncorrectable ECC / NVLink / contained hardware error", {"kind": r"\((cudaErrorECCUncorrectable|CUDA_ERROR_ECC_UNCORRECTABLE|cudaErrorNvlinkUncorrectable|CUDA_ERROR_NVLINK_UNCORRECTABLE|cudaErrorContained|CUDA_ERROR_CONTAINED) "}, "gpu-hardware-fault"),
+    ("cuda code: stub libcuda loaded (no real driver library)", {"kind": r"\((cudaErrorStubLibrary|CUDA_ERROR_STUB_LIBRARY) "}, "cuda-runtime-library-missing"),
+    # --- GPU hardware (Xid, driver prints, AER)
+    ("Xid code NVIDIA classes as hardware (ECC, NVLink, bus, GSP, row remap)", {"kind": _XID_HW}, "gpu-hardware-fault"),
+    ("driver error log of a hardware Xid", {"kind": _XID_HW_NAMES}, "gpu-hardware-fault"),
+    ("Xid 13/31: graphics exception or MMU fault of the application's kernel", {"kind": r"Xid (13|31) |nvErrorLog \((ROBUST_CHANNEL_GR_EXCEPTION|ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT)\)"}, "cuda-illegal-memory-access"),
+    ("GPU fell off the bus", {"text": r"fallen off the bus|fell off the bus"}, "gpu-hardware-fault"),
+    ("uncorrectable ECC / double bit error", {"text": r"uncorrectable (ECC|DRAM|SRAM)|double bit (ECC )?error|\bDBE\b"}, "gpu-hardware-fault"),
+    ("NVRM: GPU not supported by this driver / client-kernel API mismatch", {"project": "nvidia-xid", "text": r"API mismatch|not supported by the\b|NVIDIA driver release|NVRM version"}, "cuda-driver-or-arch-mismatch"),
+    ("PCIe AER error report (uncorrectable case shown)", {"source": r"drivers/pci/pcie/aer\.c", "text": r"(?<!Corrected )error|Uncorrect|severity|Fatal"}, "gpu-hardware-fault"),
+    ("PCIe DPC containment (link brought down)", {"source": r"drivers/pci/pcie/dpc\.c", "text": r"containment|error|DPC"}, "gpu-hardware-fault"),
+    # --- host memory: kernel OOM killer, cgroup OOM, Kubernetes OOMKilled, Slurm oom-kill
+    ("kernel OOM killer", {"source": r"mm/(oom_kill|memcontrol)", "text": r"Killed process|Out of memory|oom|invoked|Memory cgroup|memory:|swap:|Tasks state|reaped"}, "host-oom-sigkill"),
+    ("Slurm cgroup OOM kill", {"project": "slurm", "text": r"oom[-_ ]kill|OOM Kill|Out Of Memory"}, "host-oom-sigkill"),
+    ("srun task killed by SIGKILL (OOM killer unless the log says otherwise)", {"project": "slurm", "kind": r"strsignal \(Killed\)"}, "host-oom-sigkill"),
+    ("srun task died of SIGSEGV/SIGBUS", {"project": "slurm", "kind": r"strsignal \((Segmentation fault|Bus error)\)"}, "native-crash"),
+    ("srun task ended by SIGTERM/SIGHUP from outside", {"project": "slurm", "kind": r"strsignal \((Terminated|Hangup)\)"}, "job-cancelled-by-scheduler"),
+    ("Kubernetes OOMKilled", {"project": "kubernetes", "text": r"OOMKilled"}, "host-oom-sigkill"),
+    # --- schedulers ending the job
+    ("Slurm cancelled the job (time limit, preemption, node failure, requeue, signal)", {"project": "slurm", "text": r"CANCELLED AT .* DUE (TO|to) (TIME LIMIT|PREEMPTION|NODE|JOB REQUEUE|SIGNAL)"}, "job-cancelled-by-scheduler"),
+    ("Kubernetes eviction (node low on a resource)", {"project": "kubernetes", "text": r"low on resource|Evicted|eviction|DiskPressure|MemoryPressure|was using .*request is"}, "job-cancelled-by-scheduler"),
+    ("Kubernetes preemption", {"project": "kubernetes", "text": r"Preempt"}, "job-cancelled-by-scheduler"),
+    ("Kubernetes node shutdown", {"project": "kubernetes", "text": r"shutting|node shutdown|Reason: Shutdown"}, "job-cancelled-by-scheduler"),
+    ("Kubernetes active deadline exceeded", {"project": "kubernetes", "text": r"DeadlineExceeded|longer than the specified deadline"}, "job-cancelled-by-scheduler"),
+    # --- native crashes
+    ("kernel segfault / GP fault / invalid opcode line", {"project": "linux-kernel", "text": r"segfault at|general protection|invalid opcode|trap divide error|potentially unexpected fatal signal|traps:"}, "native-crash"),
+    # --- Ray
+    ("Ray memory monitor killed a worker", {"project": "ray-cpp", "template": r"memory monitor|running low on memory|memory usage threshold|low on memory|killing (a |the )?worker.*memory|kill.*due to (the )?memory|OOM kill|worker.*killed.*memory|MemoryMonitor"}, "ray-oom-killer"),
+    ("Ray object store full", {"project": "ray-cpp", "template": r"ObjectStoreFull|object store is full|out of object store|OutOfDisk|cannot (create|allocate) object.*(full|space)|plasma.*full"}, "ray-object-store-full"),
+    ("Ray spilling objects", {"project": "ray-cpp", "template": r"\bspill"}, "ray-object-spilling"),
+    ("Ray runtime env setup failed", {"project": "ray-cpp", "template": r"runtime[_ ]env"}, "ray-runtime-env-failed"),
+    ("Ray node died / missed health checks", {"project": "ray-cpp", "template": r"node .*(is |was |marked |has been marked )dead|node.*died|raylet.*(died|dead|failed)|health check.*fail|missed too many heartbeats|NodeDied"}, "ray-node-died"),
+    ("Ray cannot reach the GCS", {"project": "ray-cpp", "template": r"(connect|reach|connection).*\bGCS\b|\bGCS\b.*(unreachable|not reachable|not available|connection|timed? ?out)|gcs_client.*fail"}, "ray-cluster-connection"),
+    ("Ray worker or actor died", {"project": "ray-cpp", "template": r"worker.*(died|exit(ed|s) unexpectedly|crashed|was killed)|actor.*(died|dead)|ActorDied|WorkerDied"}, "ray-actor-died"),
+    ("Ray resources cannot be scheduled", {"project": "ray-cpp", "template": r"infeasible|cannot be scheduled|no node .*resources|unschedulable"}, "ray-unschedulable"),
+    # --- NCCL and c10d
+    ("PyTorch NCCL watchdog / heartbeat timeout", {"project": "pytorch-cpp", "source": r"c10d/(ProcessGroupNCCL|NCCLUtils|FlightRecorder)", "text": r"Watchdog caught collective operation timeout|timed out|timeout|Heartbeat monitor|collective timeout"}, "nccl-timeout"),
+    ("PyTorch NCCL error (DistBackendError, NCCL error, aborted communicator)", {"project": "pytorch-cpp", "source": r"c10d/(ProcessGroupNCCL|NCCLUtils)", "text": r"NCCL|DistBackendError|communicator"}, "nccl-error"),
+    ("NCCL's own error strings and WARN lines", {"project": "nccl"}, "nccl-error"),
+    # --- PyTorch C++ specifics
+    ("CUDA caching allocator out of memory", {"text": r"CUDA out of memory|OutOfMemoryError|cudaErrorMemoryAllocation|out of memory.*(GPU|CUDA|device)"}, "cuda-oom"),
+    ("CPU allocator could not allocate", {"text": r"DefaultCPUAllocator|not enough memory|std::bad_alloc|can't allocate memory|failed to allocate .* bytes"}, "host-memory-error"),
+    ("device-side assert", {"text": r"device-side assert"}, "cuda-device-side-assert"),
+    ("index out of range in self (embedding / index_select)", {"text": r"index out of range in self|srcIndex < srcSelectDimSize|indexSelect"}, "cuda-index-out-of-bounds"),
+    ("invalid probabilities for sampling", {"text": r"probability tensor contains either|invalid multinomial distribution"}, "sampling-invalid-probabilities"),
+    ("tensors on different devices", {"text": r"Expected all tensors to be on the same device|to be on the same device|must be on the same device|tensors? (is|are) on different devices|Expected .* on device .* but got|different device than"}, "device-mismatch"),
+    ("no NVIDIA driver", {"text": r"Found no NVIDIA driver|no NVIDIA driver"}, "cuda-runtime-library-missing"),
+    ("no CUDA GPUs visible", {"text": r"No CUDA GPUs are available"}, "ray-gpu-not-visible"),
+    ("driver too old / arch not supported", {"text": r"no kernel image is available|driver version is insufficient|NVIDIA driver on your system is too old|not compatible with the current PyTorch|compute capability"}, "cuda-driver-or-arch-mismatch"),
+    ("cuBLAS / cuDNN status", {"text": r"CUBLAS_STATUS|cuBLAS (error|failed)|CUDNN_STATUS|cuDNN error|cusolver.*fail|CUSOLVER_STATUS"}, "cublas-cudnn-failure"),
+    ("NaN/Inf found", {"text": r"\bNaN\b.*(detected|found)|(detected|found) .*\bNaN\b|returned nan values"}, "nan-or-inf-loss"),
+    ("rendezvous/MASTER_PORT already in use", {"text": r"address already in use|EADDRINUSE|failed to listen on any local network address|port .*in use"}, "dist-port-in-use"),
+    ("launcher environment missing / process group not initialised", {"text": r"environment variable .*expected, but not set|Default process group has not been initialized|MASTER_ADDR|MASTER_PORT.*not set"}, "dist-launch-misconfigured"),
+    # --- cross-cutting system errors named in the text itself
+    ("no space left on device", {"template": r"No space left on device|ENOSPC|disk (is )?full"}, "disk-full"),
+    ("permission denied", {"template": r"Permission denied|EACCES"}, "permission-denied"),
+    ("shared library cannot be loaded", {"template": r"cannot open shared object|libcuda\.so|libnvidia-ml\.so.*(not found|fail)|Failed to (load|dlopen|open) .*lib(cuda|nvidia-ml|nccl|cudart)"}, "cuda-runtime-library-missing"),
+    ("undefined symbol (ABI mismatch)", {"template": r"undefined symbol"}, "package-version-mismatch"),
+]
+
+#: Single entries the rules cannot decide: "project source" -> (id, why).
+HAND: dict[str, tuple[str, str]] = {}
+
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit)\b[^:]*: ")
+
+
+def _holds(conditions: dict[str, str], fields: dict[str, str]) -> bool:
+    """Whether every condition's regex matches its field."""
+    return all(re.search(rx, fields.get(field, ""), re.I) for field, rx in conditions.items())
+
+
+def label(row: dict[str, str], docs: dict[str, str] | None = None) -> tuple[str, str]:
+    """(expect, why) for one mined entry: hand table, then the first matching rule, then a generic id."""
+    key = f"{row['project']} {row['source']}"
+    if key in HAND:
+        expect, why = HAND[key]
+        return expect, f"hand: {why}"
+    fields = dict(row)
+    fields["text"] = f"{row['template']}\n{row['line']}"
+    for name, conditions, expect in RULES:
+        if _holds(conditions, fields):
+            return expect, f"rule: {name}"
+    if _EXCEPTION_LINE.match(row["line"]):
+        return "python-exception", "generic: reaches Python as an exception naming no listed cause"
+    return "unrecognized-failure", "generic: logged or printed, naming no listed cause"
