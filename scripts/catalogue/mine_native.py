@@ -31,7 +31,9 @@ Raw = dict[str, str]
 
 def _skip_path(rel: str) -> bool:
     """Tests, benchmarks, vendored code and examples are not messages a run prints."""
-    return bool(re.search(r"(^|/)(tests?|testing|third_party|thirdparty|benchmarks?|examples?)(/|$)|_test\.|test_", rel))
+    return bool(
+        re.search(r"(^|/)(tests?|testing|third_party|thirdparty|benchmarks?|examples?)(/|$)|_test\.|test_", rel)
+    )
 
 
 def _files(root: Path, subdirs: Iterable[str], exts: tuple[str, ...], recursive: bool = True) -> list[Path]:
@@ -168,6 +170,14 @@ def mine_pytorch(root: Path) -> list[Raw]:
             if row:
                 rows.append(row)
         if "distributed" in rel or "/cuda" in rel:
+            for call in np_.find_calls(text, r"(?:c10::str|fmt::format)"):
+                pieces = np_.expr_pieces(f"{call.name}({call.args})")
+                shown = f"[rank0]:[E{GLOG[1:]} {path.name}:{call.line}] \x00"
+                row = _raw(
+                    "pytorch-cpp", version, rel, call.line, f"{call.name} message (logged or raised)", pieces, shown
+                )
+                if row:
+                    rows.append(row)
             for line, kind, pieces in _pt_logs(text):
                 level = kind[4]
                 shown = f"[rank0]:[{level}{GLOG[1:]} {path.name}:{line}] \x00"
@@ -179,6 +189,7 @@ def mine_pytorch(root: Path) -> list[Raw]:
 
 def _cap(rows: list[Raw], cap: int, order: list[str]) -> list[Raw]:
     """The first `cap` distinct templates, taking folders in `order` (most relevant first)."""
+
     def rank(row: Raw) -> int:
         src = row["source"]
         return next((i for i, d in enumerate(order) if src.startswith(d + "/")), len(order))
@@ -195,7 +206,18 @@ def _cap(rows: list[Raw], cap: int, order: list[str]) -> list[Raw]:
 
 # --------------------------------------------------------------------------- ray-cpp
 
-_RAY_DIRS = ["src/ray/raylet", "src/ray/common", "src/ray/gcs", "src/ray/core_worker", "src/ray/object_manager", "src/ray/rpc", "src/ray/util", "src/ray/pubsub", "src/ray/raylet_client", "src/ray/stats"]
+_RAY_DIRS = [
+    "src/ray/raylet",
+    "src/ray/common",
+    "src/ray/gcs",
+    "src/ray/core_worker",
+    "src/ray/object_manager",
+    "src/ray/rpc",
+    "src/ray/util",
+    "src/ray/pubsub",
+    "src/ray/raylet_client",
+    "src/ray/stats",
+]
 _RAY_COMPONENT = {"raylet": "raylet", "gcs": "gcs_server", "core_worker": "core_worker", "object_manager": "raylet"}
 _RAY_STATUS = r"Status::(?:IOError|Invalid|OutOfMemory|TimedOut|NotFound|Disconnected|UnknownError|KeyError|RpcError|ObjectStoreFull|OutOfDisk|Interrupted|IntentionalSystemExit|UnexpectedSystemExit|CreationTaskError|SchedulingCancelled|GrpcUnavailable|GrpcUnknown|InvalidArgument|AlreadyExists|ChannelError|ChannelTimeoutError|NotImplemented|TypeError|ObjectExists|ObjectNotFound|ObjectAlreadySealed|ObjectUnknownOwner|AuthError|PermissionDenied)"
 
@@ -218,7 +240,11 @@ def _ray_stream(text: str) -> Iterable[tuple[int, str, list[np_.Piece]]]:
                 continue
             yield call.line, f"{call.name}({level})", np_.stream_pieces(parts)
         else:
-            display = " ".join(call.args.split()) if call.name == "RAY_CHECK" else call.name + "(" + " ".join(call.args.split()) + ")"
+            display = (
+                " ".join(call.args.split())
+                if call.name == "RAY_CHECK"
+                else call.name + "(" + " ".join(call.args.split()) + ")"
+            )
             if not parts:
                 continue
             yield call.line, f"{call.name}", [np_.Piece(f" Check failed: {display} ")] + np_.stream_pieces(parts)
@@ -243,7 +269,15 @@ def mine_ray(root: Path, version: str) -> list[Raw]:
             args = np_.split_top(call.args, ",")
             pieces = [p for a in args[:1] for p in np_.expr_pieces(a)]
             code = call.name.split("::")[1]
-            row = _raw("ray-cpp", version, rel, call.line, f"Status::{code}", pieces, _ray_line(rel, call.line, "E", f"{code}: \x00"))
+            row = _raw(
+                "ray-cpp",
+                version,
+                rel,
+                call.line,
+                f"Status::{code}",
+                pieces,
+                _ray_line(rel, call.line, "E", f"{code}: \x00"),
+            )
             if row:
                 rows.append(row)
     return rows
@@ -264,11 +298,17 @@ def mine_nccl(root: Path, version: str) -> list[Raw]:
                 args = args[1:]
             pieces = np_.format_pieces(args, printf=True)
             template = np_.template_of(pieces)
-            if call.name == "INFO" and not re.search(r"(?i)fail|error|abort|timeout|timed out|unable|cannot|could not", template):
+            if call.name == "INFO" and not re.search(
+                r"(?i)fail|error|abort|timeout|timed out|unable|cannot|could not", template
+            ):
                 continue
             fname = rel.removeprefix("src/")
             level = "NCCL WARN" if call.name == "WARN" else "NCCL INFO"
-            shown = f"node01:12345:12400 [0] {fname}:{call.line} {level} \x00" if call.name == "WARN" else f"node01:12345:12400 [0] NCCL INFO \x00"
+            shown = (
+                f"node01:12345:12400 [0] {fname}:{call.line} {level} \x00"
+                if call.name == "WARN"
+                else f"node01:12345:12400 [0] NCCL INFO \x00"
+            )
             row = _raw("nccl", version, rel, call.line, f"NCCL {call.name.replace('WARN', 'WARN')}", pieces, shown)
             if row:
                 rows.append(row)
@@ -283,13 +323,35 @@ def mine_nccl(root: Path, version: str) -> list[Raw]:
             "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:3356, "
             f"{message}, NCCL version {version.split('@')[0].removeprefix('v')}"
         )
-        rows.append({"project": "nccl", "version": version, "source": f"src/init.cc:{line}", "kind": f"ncclGetErrorString({code})", "template": message, "line": shown})
+        rows.append(
+            {
+                "project": "nccl",
+                "version": version,
+                "source": f"src/init.cc:{line}",
+                "kind": f"ncclGetErrorString({code})",
+                "template": message,
+                "line": shown,
+            }
+        )
     return rows
 
 
 # --------------------------------------------------------------------------- slurm
 
-_SLURM_DIRS = ["src/slurmd/slurmstepd", "src/srun", "src/sbatch", "src/salloc", "src/api/step_launch.c", "src/plugins/task/cgroup", "src/plugins/cgroup", "src/plugins/jobacct_gather", "src/plugins/proctrack/cgroup", "src/plugins/gpu/nvml", "src/plugins/gres/gpu", "src/slurmd/slurmd"]
+_SLURM_DIRS = [
+    "src/slurmd/slurmstepd",
+    "src/srun",
+    "src/sbatch",
+    "src/salloc",
+    "src/api/step_launch.c",
+    "src/plugins/task/cgroup",
+    "src/plugins/cgroup",
+    "src/plugins/jobacct_gather",
+    "src/plugins/proctrack/cgroup",
+    "src/plugins/gpu/nvml",
+    "src/plugins/gres/gpu",
+    "src/slurmd/slurmd",
+]
 _SIGNALS = ["Killed", "Segmentation fault", "Aborted", "Bus error", "Terminated", "Hangup"]
 
 
@@ -318,18 +380,42 @@ def mine_slurm(root: Path, version: str) -> list[Raw]:
                 rows.append(row)
             elif rel == "src/srun/launch.c" and re.search(r'"%s: %s %s: %s%s"', call.args):
                 for sig in _SIGNALS:
-                    rows.append({"project": "slurm", "version": version, "source": f"{rel}:{call.line}", "kind": f"error() with strsignal ({sig})", "template": f"{{}}: task {{}}: {sig}", "line": f"srun: error: node01: task 0: {sig}"})
+                    rows.append(
+                        {
+                            "project": "slurm",
+                            "version": version,
+                            "source": f"{rel}:{call.line}",
+                            "kind": f"error() with strsignal ({sig})",
+                            "template": f"{{}}: task {{}}: {sig}",
+                            "line": f"srun: error: node01: task 0: {sig}",
+                        }
+                    )
     return rows
 
 
 # --------------------------------------------------------------------------- linux-kernel
 
 _LINUX_FILES = [
-    "drivers/pci/pcie/aer.c", "drivers/pci/pcie/dpc.c", "drivers/pci/pcie/err.c", "mm/oom_kill.c", "mm/memcontrol.c", "mm/memcontrol-v1.c",
-    "arch/x86/mm/fault.c", "arch/x86/kernel/traps.c", "kernel/hung_task.c", "fs/ext4/super.c", "net/sunrpc/clnt.c", "kernel/signal.c",
-    "mm/page_alloc.c", "kernel/watchdog.c", "kernel/watchdog_perf.c", "kernel/rcu/tree_stall.h", "arch/x86/kernel/cpu/mce/core.c", "fs/nfs/nfs4state.c",
+    "drivers/pci/pcie/aer.c",
+    "drivers/pci/pcie/dpc.c",
+    "drivers/pci/pcie/err.c",
+    "mm/oom_kill.c",
+    "mm/memcontrol.c",
+    "mm/memcontrol-v1.c",
+    "arch/x86/mm/fault.c",
+    "arch/x86/kernel/traps.c",
+    "kernel/hung_task.c",
+    "fs/ext4/super.c",
+    "net/sunrpc/clnt.c",
+    "kernel/signal.c",
+    "mm/page_alloc.c",
+    "kernel/watchdog.c",
+    "kernel/watchdog_perf.c",
+    "kernel/rcu/tree_stall.h",
+    "arch/x86/kernel/cpu/mce/core.c",
+    "fs/nfs/nfs4state.c",
 ]
-_PRINTK = r"(pr_emerg|pr_alert|pr_crit|pr_err|pr_warn|pr_notice|pr_info|printk|pci_err|pci_warn|pci_info|pci_printk|aer_printk|dev_err|dev_warn|pr_info_ratelimited|pr_err_ratelimited|pr_warn_ratelimited|printk_ratelimited|pci_emerg|panic|__ext4_error|ext4_error|ext4_msg|dump_header|pr_cont)"
+_PRINTK = r"(pr_emerg|pr_alert|pr_crit|pr_err|pr_warn|pr_notice|pr_info|printk|pci_err|pci_warn|pci_info|pci_printk|aer_printk|dev_err|dev_warn|pr_info_ratelimited|pr_err_ratelimited|pr_warn_ratelimited|pr_notice_ratelimited|printk_ratelimited|pci_emerg|panic|__ext4_error|ext4_error|ext4_msg|dump_header|pr_cont)"
 
 
 def _kernel_prefix(rel: str, name: str) -> str:
@@ -340,7 +426,11 @@ def _kernel_prefix(rel: str, name: str) -> str:
     if name == "dev_err" or name == "dev_warn":
         return "pcieport 0000:00:01.0: "
     if rel.startswith("fs/ext4/") and "ext4" in name:
-        return "EXT4-fs error (device nvme0n1p1): ext4_find_entry:1661: inode #2: comm python: " if "error" in name else "EXT4-fs (nvme0n1p1): "
+        return (
+            "EXT4-fs error (device nvme0n1p1): ext4_find_entry:1661: inode #2: comm python: "
+            if "error" in name
+            else "EXT4-fs (nvme0n1p1): "
+        )
     return ""
 
 
@@ -361,8 +451,15 @@ def mine_linux(root: Path, version: str) -> list[Raw]:
             if not args:
                 continue
             pieces = np_.format_pieces(args, printf=True)
-            chatty = call.name in ("pr_info", "pr_cont", "pr_notice", "pci_info", "pr_info_ratelimited")
-            if chatty and not re.search(r"oom_kill|memcontrol|hung_task|aer\.c", rel):
+            chatty = call.name in (
+                "pr_info",
+                "pr_cont",
+                "pr_notice",
+                "pci_info",
+                "pr_info_ratelimited",
+                "pr_notice_ratelimited",
+            )
+            if chatty and not re.search(r"oom_kill|memcontrol|hung_task|aer\.c|sunrpc/clnt|watchdog", rel):
                 continue
             shown = f"[12345.678901] {_kernel_prefix(rel, call.name)}\x00"
             row = _raw("linux-kernel", version, rel, call.line, f"kernel {call.name}", pieces, shown)
@@ -370,22 +467,55 @@ def mine_linux(root: Path, version: str) -> list[Raw]:
                 rows.append(row)
         for call in np_.find_calls(text, r"oom_kill_process"):
             for lit in re.findall(r'"([^"]+)"', np_.split_top(call.args, ",")[-1]):
-                rows.append({"project": "linux-kernel", "version": version, "source": f"{rel}:{call.line}", "kind": "kernel pr_err (oom_kill_process message)", "template": f"{lit}: Killed process {{}} ({{}}) total-vm:{{}}kB, anon-rss:{{}}kB, file-rss:{{}}kB, shmem-rss:{{}}kB, UID:{{}} pgtables:{{}}kB oom_score_adj:{{}}", "line": f"[12345.678901] {lit}: Killed process 12345 (python) total-vm:98765432kB, anon-rss:65432100kB, file-rss:123456kB, shmem-rss:0kB, UID:1000 pgtables:130000kB oom_score_adj:0"})
+                rows.append(
+                    {
+                        "project": "linux-kernel",
+                        "version": version,
+                        "source": f"{rel}:{call.line}",
+                        "kind": "kernel pr_err (oom_kill_process message)",
+                        "template": f"{lit}: Killed process {{}} ({{}}) total-vm:{{}}kB, anon-rss:{{}}kB, file-rss:{{}}kB, shmem-rss:{{}}kB, UID:{{}} pgtables:{{}}kB oom_score_adj:{{}}",
+                        "line": f"[12345.678901] {lit}: Killed process 12345 (python) total-vm:98765432kB, anon-rss:65432100kB, file-rss:123456kB, shmem-rss:0kB, UID:1000 pgtables:130000kB oom_score_adj:0",
+                    }
+                )
     return rows
 
 
 # --------------------------------------------------------------------------- kubernetes
 
 _K8S_FILES = [
-    "pkg/kubelet/eviction", "pkg/kubelet/preemption", "pkg/kubelet/nodeshutdown", "pkg/kubelet/kuberuntime", "pkg/kubelet/lifecycle",
-    "pkg/kubelet/images", "pkg/kubelet/container", "pkg/kubelet/active_deadline.go", "pkg/kubelet/events", "pkg/kubelet/dockershim/docker_container.go",
-    "pkg/kubelet/prober", "pkg/kubelet/cm/devicemanager", "pkg/kubelet/status", "pkg/scheduler/framework/plugins/noderesources",
-    "pkg/scheduler/framework/plugins/defaultpreemption", "pkg/kubelet/kubelet_pods.go",
+    "pkg/kubelet/eviction",
+    "pkg/kubelet/preemption",
+    "pkg/kubelet/nodeshutdown",
+    "pkg/kubelet/kuberuntime",
+    "pkg/kubelet/lifecycle",
+    "pkg/kubelet/images",
+    "pkg/kubelet/container",
+    "pkg/kubelet/active_deadline.go",
+    "pkg/kubelet/events",
+    "pkg/kubelet/dockershim/docker_container.go",
+    "pkg/kubelet/prober",
+    "pkg/kubelet/cm/devicemanager",
+    "pkg/kubelet/status",
+    "pkg/scheduler/framework/plugins/noderesources",
+    "pkg/scheduler/framework/plugins/defaultpreemption",
+    "pkg/kubelet/kubelet_pods.go",
 ]
-_K8S_CONTAINER_REASONS = {"OOMKilled", "Error", "ContainerCannotRun", "CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull"}
+_K8S_CONTAINER_REASONS = {
+    "OOMKilled",
+    "Error",
+    "ContainerCannotRun",
+    "CrashLoopBackOff",
+    "ImagePullBackOff",
+    "ErrImagePull",
+}
 
 
-_K8S_EVENT_REASONS = {"BackOffStartContainer": "BackOff", "PreemptContainer": "Preempting", "FailedToCreateContainer": "Failed", "ContainerUnhealthy": "Unhealthy"}
+_K8S_EVENT_REASONS = {
+    "BackOffStartContainer": "BackOff",
+    "PreemptContainer": "Preempting",
+    "FailedToCreateContainer": "Failed",
+    "ContainerUnhealthy": "Unhealthy",
+}
 
 
 def _k8s_shown(rel: str, line: int, kind: str, args: list[str]) -> str:
@@ -404,12 +534,27 @@ def mine_kubernetes(root: Path, version: str) -> list[Raw]:
     for path in _files(root, _K8S_FILES, (".go",)):
         rel = path.relative_to(root).as_posix()
         text = np_.strip_comments(path.read_text(errors="replace"))
-        for match in re.finditer(r'(?m)^\s*(?:const\s+|var\s+)?(\w+)\s*(?:string\s*)?=\s*(?:errors\.New\()?"((?:[^"\\]|\\.)*)"', text):
+        for match in re.finditer(
+            r'(?m)^\s*(?:const\s+|var\s+)?(\w+)\s*(?:string\s*)?=\s*(?:errors\.New\()?"((?:[^"\\]|\\.)*)"', text
+        ):
             name, value = match.groups()
             line = text.count("\n", 0, match.start()) + 1
-            if re.fullmatch(r"[A-Z][A-Za-z]+", value) and re.search(r"(?i)reason|err|Preempt|BackOff|Kill", name + value):
-                status = "Last State: Terminated, Reason" if value in _K8S_CONTAINER_REASONS else "Status: Failed, Reason"
-                rows.append({"project": "kubernetes", "version": version, "source": f"{rel}:{line}", "kind": f"status reason ({name})", "template": f"{status}: {value}", "line": f"{status}: {value}"})
+            if re.fullmatch(r"[A-Z][A-Za-z]+", value) and re.search(
+                r"(?i)reason|err|Preempt|BackOff|Kill", name + value
+            ):
+                status = (
+                    "Last State: Terminated, Reason" if value in _K8S_CONTAINER_REASONS else "Status: Failed, Reason"
+                )
+                rows.append(
+                    {
+                        "project": "kubernetes",
+                        "version": version,
+                        "source": f"{rel}:{line}",
+                        "kind": f"status reason ({name})",
+                        "template": f"{status}: {value}",
+                        "line": f"{status}: {value}",
+                    }
+                )
             elif re.search(r"(?i)message|msg|fmt|reason", name):
                 pieces = np_.format_pieces([f'"{value}"'], printf=True)
                 kind = f"status message ({name})"
@@ -450,7 +595,10 @@ def _cudart_strings(cuda_root: Path, work: Path) -> dict[str, str]:
 
     work.mkdir(parents=True, exist_ok=True)
     (work / "probe.cu").write_text(_PROBE)
-    subprocess.run([str(cuda_root / "bin/nvcc"), "-cudart", "static", str(work / "probe.cu"), "-o", str(work / "probe")], check=True)
+    subprocess.run(
+        [str(cuda_root / "bin/nvcc"), "-cudart", "static", str(work / "probe.cu"), "-o", str(work / "probe")],
+        check=True,
+    )
     out = subprocess.run([str(work / "probe")], check=True, capture_output=True, text=True).stdout
     return {name: text for _, name, text in (line.split("\t") for line in out.splitlines())}
 
@@ -484,12 +632,30 @@ def mine_cuda(cuda_root: Path, work: Path) -> tuple[list[Raw], list[Raw]]:
             continue
         DOCS[name] = doc
         text = strings[name]
-        runtime.append({"project": "cuda-runtime", "version": version, "source": f"include/driver_types.h:{line}", "kind": f"enum cudaError ({name} = {value})", "template": f"CUDA error: {text}", "line": f"RuntimeError: CUDA error: {text}"})
+        runtime.append(
+            {
+                "project": "cuda-runtime",
+                "version": version,
+                "source": f"include/driver_types.h:{line}",
+                "kind": f"enum cudaError ({name} = {value})",
+                "template": f"CUDA error: {text}",
+                "line": f"RuntimeError: CUDA error: {text}",
+            }
+        )
     for line, name, value, doc in _enum(include / "cuda.h", "typedef enum cudaError_enum", "CUDA_"):
         if value == 0:
             continue
         DOCS[name] = doc
-        driver.append({"project": "cuda-driver", "version": version, "source": f"include/cuda.h:{line}", "kind": f"enum CUresult ({name} = {value})", "template": f"[{value}] Call to {{}} results in {name}", "line": f"numba.cuda.cudadrv.driver.CudaAPIError: [{value}] Call to cuLaunchKernel results in {name}"})
+        driver.append(
+            {
+                "project": "cuda-driver",
+                "version": version,
+                "source": f"include/cuda.h:{line}",
+                "kind": f"enum CUresult ({name} = {value})",
+                "template": f"[{value}] Call to {{}} results in {name}",
+                "line": f"numba.cuda.cudadrv.driver.CudaAPIError: [{value}] Call to cuLaunchKernel results in {name}",
+            }
+        )
     return runtime, driver
 
 
@@ -536,7 +702,16 @@ def mine_xid(root: Path, version: str) -> list[Raw]:
             continue
         line = text.count("\n", 0, match.start()) + 1
         msg = XID_TEXT.get(code, name)
-        rows.append({"project": "nvidia-xid", "version": version, "source": f"src/common/sdk/nvidia/inc/nverror.h:{line}", "kind": f"Xid {code} ({name})", "template": f"Xid ({{}}): {code}, pid={{}}, name={{}}, {msg}", "line": f"[12345.678901] NVRM: Xid (PCI:0000:3b:00): {code}, pid=12345, name=python, {msg}"})
+        rows.append(
+            {
+                "project": "nvidia-xid",
+                "version": version,
+                "source": f"src/common/sdk/nvidia/inc/nverror.h:{line}",
+                "kind": f"Xid {code} ({name})",
+                "template": f"Xid ({{}}): {code}, pid={{}}, name={{}}, {msg}",
+                "line": f"[12345.678901] NVRM: Xid (PCI:0000:3b:00): {code}, pid=12345, name=python, {msg}",
+            }
+        )
     dirs = ["src/nvidia/src/kernel", "src/nvidia/arch/nvalloc/unix/src", "kernel-open/nvidia"]
     for path in _files(root, dirs, (".c",)):
         rel = path.relative_to(root).as_posix()
@@ -556,7 +731,11 @@ def mine_xid(root: Path, version: str) -> list[Raw]:
                 if pieces and pieces[0].expr is None:
                     pieces[0] = np_.Piece(pieces[0].text.removeprefix("NVRM: "))
                 kind = f"{call.name}(NV_DBG_ERRORS)"
-                shown = "[12345.678901] NVRM: GPU 0000:3b:00.0: \x00" if call.name == "NV_DEV_PRINTF" else "[12345.678901] NVRM: \x00"
+                shown = (
+                    "[12345.678901] NVRM: GPU 0000:3b:00.0: \x00"
+                    if call.name == "NV_DEV_PRINTF"
+                    else "[12345.678901] NVRM: \x00"
+                )
             row = _raw("nvidia-xid", version, rel, call.line, kind, pieces, shown)
             if row:
                 rows.append(row)
@@ -598,8 +777,12 @@ def main(argv: list[str] | None = None) -> int:
     """Mine, label and write each project asked for (all by default); print the counts."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--src", type=Path, required=True, help="folder holding one fetched tree per project")
-    parser.add_argument("--cuda", type=Path, default=Path("/usr/local/cuda"), help="CUDA toolkit root (include/, bin/nvcc)")
-    parser.add_argument("--work", type=Path, default=Path("build/catalogue-native"), help="scratch folder for the cudart probe")
+    parser.add_argument(
+        "--cuda", type=Path, default=Path("/usr/local/cuda"), help="CUDA toolkit root (include/, bin/nvcc)"
+    )
+    parser.add_argument(
+        "--work", type=Path, default=Path("build/catalogue-native"), help="scratch folder for the cudart probe"
+    )
     parser.add_argument("--only", nargs="*", default=None, help="projects to mine (default: all)")
     args = parser.parse_args(argv)
     miners = _projects(args.src, args.cuda, args.work)
@@ -610,7 +793,9 @@ def main(argv: list[str] | None = None) -> int:
             expect, why = label(row, DOCS)
             entries.append(Entry(**row, expect=expect, why=why))
         path = write_catalogue(project, entries, GENERATOR)
-        print(f"{project}: {len({template_key(e.template) for e in entries})} entries -> {path.relative_to(path.parents[2])}")
+        print(
+            f"{project}: {len({template_key(e.template) for e in entries})} entries -> {path.relative_to(path.parents[2])}"
+        )
     return 0
 
 

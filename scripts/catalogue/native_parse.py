@@ -176,6 +176,7 @@ class Piece:
 
     text: str
     expr: str | None = None
+    spec: str | None = None
 
 
 def expr_pieces(expr: str) -> list[Piece]:
@@ -226,7 +227,8 @@ def format_pieces(args: list[str], printf: bool) -> list[Piece]:
         if "*" in match.group(0) and k + 1 < len(values):
             k += 1
             expr = values[k]
-        pieces.append(Piece("", expr or match.group(0)))
+        conv = match.group(0)[-1] if not re.search(r"p[A-Za-z]+$", match.group(0)) else "p"
+        pieces.append(Piece("", (expr or match.group(0)), conv if printf else None))
         k += 1
         last = match.end()
     tail = fmt[last:]
@@ -257,11 +259,16 @@ def words(template: str) -> int:
 
 #: Realistic values for holes, chosen by words in the expression that fills them (first match).
 _FILL = [
+    (r"logPrefix", "[PG ID 0 PG GUID 0(default_pg) Rank 3] "),
     (r"hostname|host_name|node_?name|nodename", "node01"),
+    (r"severity|aer_error_severity_string", "Uncorrectable (Fatal)"),
     (r"\bip\b|ip_address|address|addr|host", "10.0.0.12"),
     (r"port", "29500"),
     (r"job_?id|jobid|step_?id", "123456"),
-    (r"worker_id|actor_id|task_id|object_id|node_id|raylet_id|ObjectID|WorkerID|NodeID|ActorID|TaskID|\.Hex\(|\bid\b|_id\b", "a1b2c3d4e5f60718293a4b5c6d7e8f90"),
+    (
+        r"worker_id|actor_id|task_id|object_id|node_id|raylet_id|ObjectID|WorkerID|NodeID|ActorID|TaskID|\.Hex\(|\bid\b|_id\b",
+        "a1b2c3d4e5f60718293a4b5c6d7e8f90",
+    ),
     (r"pid", "12345"),
     (r"rank", "3"),
     (r"world_size|size_|nranks|nRanks", "8"),
@@ -274,6 +281,7 @@ _FILL = [
     (r"path|file|dir|Dir|filename", "/home/user/run/checkpoint"),
     (r"strerror|errno", "Cannot allocate memory"),
     (r"err|Err|status|ret|res|result|code", "error 2"),
+    (r"comm|task|tsk|process|current", "python"),
     (r"name|Name", "weight"),
     (r"count|num|n\b", "4"),
 ]
@@ -289,6 +297,16 @@ def fill(expr: str | None) -> str:
     return "1"
 
 
+def _fill_piece(piece: Piece) -> str:
+    """A hole's value, shaped by its printf conversion where there is one (hex, number)."""
+    value = fill(piece.expr)
+    if piece.spec in ("x", "X", "p"):
+        return "7f3a2c001000" if re.search(r"addr|ip|sp|ptr|pc|address", piece.expr or "") else "1f"
+    if piece.spec in ("d", "i", "u") and not value.isdigit():
+        return "4"
+    return value
+
+
 def line_of(pieces: list[Piece]) -> str:
     """The message as a user sees it: holes filled with realistic values, one line."""
-    return " ".join("".join(p.text if p.expr is None else fill(p.expr) for p in pieces).split())
+    return " ".join("".join(p.text if p.expr is None else _fill_piece(p) for p in pieces).split())
