@@ -53,6 +53,10 @@ RULES: list[Rule] = [
         {"kind": r"\((cudaErrorStubLibrary|CUDA_ERROR_STUB_LIBRARY) "},
         "cuda-runtime-library-missing",
     ),
+    # --- device-side asserts of PyTorch's CUDA kernels (the kernel's own assertion line)
+    ("device assert of multinomial sampling (nan, inf or negative probability)", {"kind": r"CUDA_KERNEL_ASSERT", "source": r"MultinomialKernel"}, "sampling-invalid-probabilities"),
+    ("device assert on an index against its table (index_select / embedding / gather)", {"kind": r"CUDA_KERNEL_ASSERT", "template": r"index out of bounds|srcIndex < srcSelectDimSize|dstIndex < dstAddDimSize|idx_dim >= 0 && idx_dim < index_size|idx < numel"}, "cuda-index-out-of-bounds"),
+    ("any other device-side assert of a CUDA kernel", {"kind": r"CUDA_KERNEL_ASSERT"}, "cuda-device-side-assert"),
     # --- GPU hardware (Xid, driver prints, AER)
     ("Xid code NVIDIA classes as hardware (ECC, NVLink, bus, GSP, row remap)", {"kind": _XID_HW}, "gpu-hardware-fault"),
     ("driver error log of a hardware Xid", {"kind": _XID_HW_NAMES}, "gpu-hardware-fault"),

@@ -169,6 +169,11 @@ def mine_pytorch(root: Path) -> list[Raw]:
             row = _raw("pytorch-cpp", version, rel, call.line, kind, pieces, shown)
             if row:
                 rows.append(row)
+        if rel.endswith((".cu", ".cuh")):
+            for line, kind, pieces in _kernel_asserts(rel, text):
+                row = _raw("pytorch-cpp", version, rel, line, f"{kind} (device-side assert)", pieces, "\x00")
+                if row:
+                    rows.append(row)
         if "distributed" in rel or "/cuda" in rel:
             for call in np_.find_calls(text, r"(?:c10::str|fmt::format)"):
                 pieces = np_.expr_pieces(f"{call.name}({call.args})")
@@ -187,21 +192,57 @@ def mine_pytorch(root: Path) -> list[Raw]:
     return _cap(rows, _PT_CAP, _PT_DIRS)
 
 
+#: Words that make a message of the op library (ATen/native, c10/core) worth a place under the cap:
+#: what a training run hits (devices, indices, memory, non-finite values, targets, shapes, dtypes).
+_PT_RELEVANT = re.compile(
+    r"(?i)device|out of (range|bounds)|index|memory|alloc|nan\b|inf\b|finite|probabilit|multinomial|target|"
+    r"embedding|size mismatch|shape|must match|dtype|expected .* but got|Assertion"
+)
+
+
+def _pt_tier(row: Raw, order: list[str]) -> tuple[int, int]:
+    """(tier, folder rank): CUDA, c10d and device asserts first; then op-library messages a run hits; then the rest."""
+    src = row["source"]
+    folder = next((i for i, d in enumerate(order) if src.startswith(d + "/")), len(order))
+    if folder < 4 or row["kind"].startswith("CUDA_KERNEL_ASSERT"):
+        return 0, folder
+    internal = row["kind"] == "TORCH_INTERNAL_ASSERT"
+    return (1 if _PT_RELEVANT.search(row["template"]) and not internal else 2), folder
+
+
 def _cap(rows: list[Raw], cap: int, order: list[str]) -> list[Raw]:
-    """The first `cap` distinct templates, taking folders in `order` (most relevant first)."""
-
-    def rank(row: Raw) -> int:
-        src = row["source"]
-        return next((i for i, d in enumerate(order) if src.startswith(d + "/")), len(order))
-
+    """The first `cap` distinct templates, most relevant first (see _pt_tier), then by source."""
     seen: set[str] = set()
     kept = []
-    for row in sorted(rows, key=lambda r: (rank(r), r["source"])):
+    for row in sorted(rows, key=lambda r: (_pt_tier(r, order), r["source"])):
         key = template_key(row["template"])
         if key not in seen:
             seen.add(key)
             kept.append(row)
     return kept[:cap]
+
+
+def _kernel_asserts(rel: str, text: str) -> Iterable[tuple[int, str, list[np_.Piece]]]:
+    """CUDA_KERNEL_ASSERT(_MSG) sites as the device prints them: `file:line: kernel: block: ..., thread: ... Assertion `cond` failed.`"""
+    for call in np_.find_calls(text, r"CUDA_KERNEL_ASSERT(?:_MSG)?"):
+        cond = " ".join(np_.split_top(call.args, ",")[0].split())
+        before = text[: text.find(call.args)]
+        kernels = re.findall(
+            r"(?:__global__|__device__)\s+(?:[\w:<>,*&\s]*?\s)?(?:C10_LAUNCH_BOUNDS_\w*\([^)]*\)\s*)?(?:void\s+|\w+\s+)?(\w+)\s*\(",
+            before,
+        )
+        func = kernels[-1] if kernels else "kernel"
+        pieces = [
+            np_.Piece("", f"=/pytorch/{rel}:{call.line}"),
+            np_.Piece(": "),
+            np_.Piece("", f"={func}"),
+            np_.Piece(": block: ["),
+            np_.Piece("", "block"),
+            np_.Piece(",0,0], thread: ["),
+            np_.Piece("", "thread"),
+            np_.Piece(f",0,0] Assertion `{cond}` failed."),
+        ]
+        yield call.line, call.name, pieces
 
 
 # --------------------------------------------------------------------------- ray-cpp

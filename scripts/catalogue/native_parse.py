@@ -291,6 +291,8 @@ def fill(expr: str | None) -> str:
     """A realistic value for a hole filled from `expr` (the expression's words choose it)."""
     if not expr:
         return "1"
+    if expr.startswith("="):
+        return expr[1:]
     for pattern, value in _FILL:
         if re.search(pattern, expr):
             return value
