@@ -226,8 +226,8 @@ RULES: list[Rule] = [
         "PyTorch NCCL error (DistBackendError, NCCL error, aborted communicator)",
         {
             "project": "pytorch-cpp",
-            "source": r"c10d/(ProcessGroupNCCL|NCCLUtils|NCCLUtils)",
-            "text": r"NCCL error|communicator was aborted|async exception|Stack trace of the failed collective: |retrieving ncclUniqueId|application crash on rank|watchdog thread terminated|unhandled (cuda|system) error|remote process exited|ncclCommAbort|Failed to (create|initialize) .*communicator",
+            "source": r"c10d/(ProcessGroupNCCL|NCCLUtils)|csrc/cuda/nccl\.cpp",
+            "text": r"NCCL error|communicator encountered error|NCCL operations have failed|NCCL timeout when waiting|communicator was aborted|async exception|Stack trace of the failed collective: |retrieving ncclUniqueId|application crash on rank|watchdog thread terminated|unhandled (cuda|system) error|remote process exited|ncclCommAbort|Failed to (create|initialize) .*communicator",
         },
         "nccl-error",
     ),
@@ -259,7 +259,7 @@ RULES: list[Rule] = [
     (
         "tensors on different devices",
         {
-            "text": r"Expected all tensors to be on the same device|to be on the same device|must be on the same (type of )?device|tensors? (is|are|on) (on )?different devices|tensors on the same device|Expected .* on device .* but got|different device than"
+            "text": r"\bsame (type of )?device\b|on different devices|found at least two devices|Expected .* on device .* but got|different device than|expected out tensor to be on device"
         },
         "device-mismatch",
     ),

@@ -79,7 +79,7 @@ _PT_DIRS = [
     "aten/src/ATen/native/cuda",
     "aten/src/ATen/native",
 ]
-_PT_CAP = 1000
+_PT_CAP = 1100
 _PT_EXC = {
     "TORCH_CHECK": "RuntimeError",
     "TORCH_CHECK_VALUE": "ValueError",
@@ -194,20 +194,24 @@ def mine_pytorch(root: Path) -> list[Raw]:
 
 #: Words that make a message of the op library (ATen/native, c10/core) worth a place under the cap:
 #: what a training run hits (devices, indices, memory, non-finite values, targets, shapes, dtypes).
-_PT_RELEVANT = re.compile(
-    r"(?i)device|out of (range|bounds)|index|memory|alloc|nan\b|inf\b|finite|probabilit|multinomial|target|"
-    r"embedding|size mismatch|shape|must match|dtype|expected .* but got|Assertion"
+_PT_STRONG = re.compile(
+    r"(?i)device|out of (range|bounds)|memory|alloc|\bnan\b|\binf\b|finite|probabilit|multinomial|target|embedding|vocab"
 )
+_PT_WEAK = re.compile(r"(?i)index|size mismatch|shape|must match|dtype|expected .* but got")
 
 
 def _pt_tier(row: Raw, order: list[str]) -> tuple[int, int]:
-    """(tier, folder rank): CUDA, c10d and device asserts first; then op-library messages a run hits; then the rest."""
+    """(tier, folder rank): CUDA, c10d and device asserts first; then op-library messages about devices,
+    indices, memory and non-finite values; then shapes and dtypes; then the rest."""
     src = row["source"]
     folder = next((i for i, d in enumerate(order) if src.startswith(d + "/")), len(order))
     if folder < 4 or row["kind"].startswith("CUDA_KERNEL_ASSERT"):
         return 0, folder
-    internal = row["kind"] == "TORCH_INTERNAL_ASSERT"
-    return (1 if _PT_RELEVANT.search(row["template"]) and not internal else 2), folder
+    if row["kind"] == "TORCH_INTERNAL_ASSERT":
+        return 3, folder
+    if _PT_STRONG.search(row["template"]):
+        return 1, folder
+    return (2 if _PT_WEAK.search(row["template"]) else 3), folder
 
 
 def _cap(rows: list[Raw], cap: int, order: list[str]) -> list[Raw]:
