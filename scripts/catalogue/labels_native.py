@@ -165,7 +165,7 @@ RULES: list[Rule] = [
         "Ray memory monitor killed a worker",
         {
             "project": "ray-cpp",
-            "template": r"running low on memory|memory usage threshold|low on memory|killing (a |the )?worker.*memory|kill.*due to (the )?memory|OOM kill|worker.*killed.*memory|MemoryMonitor",
+            "template": r"running low on memory|memory usage threshold|low on memory|killing (a |the )?worker.*memory|kill.*due to (the )?memory|OOM kill|worker.*killed.*memory|MemoryMonitor|crashes due to OOM|address the out of memory issue|Workers killed on this node|task failed due to oom",
         },
         "ray-oom-killer",
     ),
@@ -173,7 +173,7 @@ RULES: list[Rule] = [
         "Ray object store full",
         {
             "project": "ray-cpp",
-            "template": r"ObjectStoreFull|object store is full|out of object store|OutOfDisk|cannot (create|allocate) object.*(full|space)|plasma.*full",
+            "template": r"ObjectStoreFull|object store is full|out of object store|OutOfDisk|cannot (create|allocate) object.*(full|space)|plasma.*full|object store because it is full|does not fit in the plasma store|System running out of disk|Out of disk space with fallocate|likely out of disk space",
         },
         "ray-object-store-full",
     ),
@@ -187,7 +187,7 @@ RULES: list[Rule] = [
         "Ray node died / missed health checks",
         {
             "project": "ray-cpp",
-            "template": r"node .*(is |was |marked |has been marked )dead|node.*died|raylet.*(died|dead|failed)|health check.*fail|missed too many heartbeats|NodeDied",
+            "template": r"node .*(is |was |marked |has been marked )dead|node.*died|raylet.*(died|dead|failed)|health check.*fail|missed too many heartbeats|NodeDied|node was (terminated unexpectedly|preempted)|consider this node to be dead|mistakenly been marked as dead|Node is already dead",
         },
         "ray-node-died",
     ),
@@ -195,7 +195,7 @@ RULES: list[Rule] = [
         "Ray cannot reach the GCS",
         {
             "project": "ray-cpp",
-            "template": r"(connect|reach|connection).*\bGCS\b|\bGCS\b.*(unreachable|not reachable|not available|connection|timed? ?out)|gcs_client.*fail",
+            "template": r"(connect|reach|connection).*\bGCS\b|\bGCS\b.*(unreachable|not reachable|not available|connection|timed? ?out)|gcs_client.*fail|GCS server is dead|accessing GCS after it has restarted",
         },
         "ray-cluster-connection",
     ),
@@ -203,7 +203,7 @@ RULES: list[Rule] = [
         "Ray worker or actor died",
         {
             "project": "ray-cpp",
-            "template": r"worker.*(died|exit(ed|s) unexpectedly|crashed|was killed)|actor.*(died|dead)|ActorDied|WorkerDied",
+            "template": r"worker.*(died|exit(ed|s) unexpectedly|crashed|was killed)|actor.*(died|dead)|ActorDied|WorkerDied|of dead actor|actor (is restarting|was restarted)",
         },
         "ray-actor-died",
     ),
