@@ -65,6 +65,8 @@ RULES: list[Rule] = [
         {"kind": r"Xid (13|31) |nvErrorLog \((ROBUST_CHANNEL_GR_EXCEPTION|ROBUST_CHANNEL_FIFO_ERROR_MMU_ERR_FLT)\)"},
         "cuda-illegal-memory-access",
     ),
+    ("GPU power cables not connected", {"project": "nvidia-xid", "template": r"power cables"}, "gpu-hardware-fault"),
+    ("vGPU guest driver does not match the host driver", {"project": "nvidia-xid", "template": r"Guest driver is incompatible with host driver"}, "cuda-driver-or-arch-mismatch"),
     ("GPU fell off the bus", {"text": r"fallen off the bus|fell off the bus"}, "gpu-hardware-fault"),
     (
         "uncorrectable ECC / double bit error",
@@ -151,6 +153,8 @@ RULES: list[Rule] = [
         {"project": "kubernetes", "text": r"DeadlineExceeded|longer than the specified deadline"},
         "job-cancelled-by-scheduler",
     ),
+    ("Slurm: the job's node failed", {"project": "slurm", "template": r"^Node failure on"}, "job-cancelled-by-scheduler"),
+    ("Slurm could not allocate host memory", {"project": "slurm", "template": r"memory allocation failure|Failure to allocate memory|memory couldn't be allocated|not enough memory"}, "host-memory-error"),
     # --- native crashes
     (
         "kernel segfault / GP fault / invalid opcode line",

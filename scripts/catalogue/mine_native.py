@@ -741,10 +741,9 @@ def mine_xid(root: Path, version: str) -> list[Raw]:
     rows: list[Raw] = []
     header = root / "src/common/sdk/nvidia/inc/nverror.h"
     text = header.read_text()
-    for match in re.finditer(r"(?m)^#define\s+(\w+)\s+\((\d+)\)", text):
+    xids = text[: text.index("ROBUST_CHANNEL_LAST_ERROR")]
+    for match in re.finditer(r"(?m)^#define\s+(\w+)\s+\((\d+)\)", xids):
         name, code = match.group(1), int(match.group(2))
-        if name == "ROBUST_CHANNEL_LAST_ERROR":
-            continue
         line = text.count("\n", 0, match.start()) + 1
         msg = XID_TEXT.get(code, name)
         rows.append(
