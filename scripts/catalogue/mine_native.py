@@ -584,7 +584,7 @@ def mine_kubernetes(root: Path, version: str) -> list[Raw]:
         ):
             name, value = match.groups()
             line = text.count("\n", 0, match.start()) + 1
-            if re.fullmatch(r"[A-Z][A-Za-z]+", value) and re.search(
+            if name != "Name" and re.fullmatch(r"[A-Z][A-Za-z]+", value) and re.search(
                 r"(?i)reason|err|Preempt|BackOff|Kill", name + value
             ):
                 status = (
@@ -600,7 +600,7 @@ def mine_kubernetes(root: Path, version: str) -> list[Raw]:
                         "line": f"{status}: {value}",
                     }
                 )
-            elif re.search(r"(?i)message|msg|fmt|reason", name):
+            elif " " in value and re.search(r"(?i)message|msg|fmt|reason", name):
                 pieces = np_.format_pieces([f'"{value}"'], printf=True)
                 kind = f"status message ({name})"
                 row = _raw("kubernetes", version, rel, line, kind, pieces, _k8s_shown(rel, line, kind, []))
