@@ -601,12 +601,14 @@ def mine_kubernetes(root: Path, version: str) -> list[Raw]:
                     }
                 )
             elif " " in value and re.search(r"(?i)message|msg|fmt|reason", name):
-                pieces = np_.format_pieces([f'"{value}"'], printf=True)
+                use = next((c for c in np_.find_calls(text, r"fmt\.Sprintf") if np_.split_top(c.args, ",")[0] == name), None)
+                args = np_.split_top(use.args, ",")[1:] if use else []
+                pieces = np_.format_pieces([f'"{value}"', *args], printf=True)
                 kind = f"status message ({name})"
                 row = _raw("kubernetes", version, rel, line, kind, pieces, _k8s_shown(rel, line, kind, []))
                 if row:
                     rows.append(row)
-        for call in np_.find_calls(text, r"(fmt\.Sprintf|fmt\.Errorf|errors\.New|\w*\.?Eventf|\w*\.?Event)"):
+        for call in np_.find_calls(text, r"(fmt\.Sprintf|fmt\.Errorf|errors\.New|(?:\w+\.)*Eventf|(?:\w+\.)*Event)"):
             args = np_.split_top(call.args, ",")
             first = next((i for i, a in enumerate(args) if np_.literal_value(a) is not None), None)
             if first is None:

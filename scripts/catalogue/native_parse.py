@@ -259,6 +259,11 @@ def words(template: str) -> int:
 
 #: Realistic values for holes, chosen by words in the expression that fills them (first match).
 _FILL = [
+    (r"backOff|BackOff", "5m0s"),
+    (r"resourceToReclaim|starvedResource|resourceName|v1\.Resource", "memory"),
+    (r"container\.Name|containerName|ContainerName", "trainer"),
+    (r"format\.Pod|\bpod\b|podName|pod\.Name", "trainer-0_default(5f2c9a1e-3b7d-4c1a-9e8f-2d6b7a0c4e11)"),
+    (r"\bimage\b|imageRef|container\.Image", "nvcr.io/nvidia/pytorch:24.05-py3"),
     (r"logPrefix", "[PG ID 0 PG GUID 0(default_pg) Rank 3] "),
     (r"hostname|host_name|node_?name|nodename", "node01"),
     (r"severity|aer_error_severity_string", "Uncorrectable (Fatal)"),
@@ -281,10 +286,6 @@ _FILL = [
     (r"path|file|dir|Dir|filename", "/home/user/run/checkpoint"),
     (r"strerror|errno", "Cannot allocate memory"),
     (r"err|Err|status|ret|res|result|code", "error 2"),
-    (r"backOff|BackOff", "5m0s"),
-    (r"container\.Name|containerName|ContainerName", "trainer"),
-    (r"format\.Pod|\bpod\b|podName|pod\.Name", "trainer-0_default(5f2c9a1e-3b7d-4c1a-9e8f-2d6b7a0c4e11)"),
-    (r"\bimage\b|imageRef|container\.Image", "nvcr.io/nvidia/pytorch:24.05-py3"),
     (r"comm|task|tsk|process|current", "python"),
     (r"name|Name", "weight"),
     (r"count|num|n\b", "4"),
