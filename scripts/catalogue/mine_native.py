@@ -402,6 +402,8 @@ _SIGNALS = ["Killed", "Segmentation fault", "Aborted", "Bus error", "Terminated"
 
 def _slurm_prog(rel: str) -> str:
     """Which program prints a message from this file."""
+    if rel.startswith("src/slurmd/slurmstepd/"):
+        return "slurmstepd"
     for prog in ("srun", "sbatch", "salloc", "slurmd"):
         if rel.startswith(f"src/{prog}/"):
             return prog

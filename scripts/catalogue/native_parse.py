@@ -259,13 +259,16 @@ def words(template: str) -> int:
 
 #: Realistic values for holes, chosen by words in the expression that fills them (first match).
 _FILL = [
+    (r"\bentity\b", "JOB 123456"),
+    (r"time_str|timestr|tbuf|time_buf", "2026-11-26T14:10:50"),
+    (r'\?\s*"s"|"s"\s*:|:\s*"s"', "s"),
     (r"backOff|BackOff", "5m0s"),
     (r"resourceToReclaim|starvedResource|resourceName|v1\.Resource", "memory"),
     (r"container\.Name|containerName|ContainerName", "trainer"),
     (r"format\.Pod|\bpod\b|podName|pod\.Name", "trainer-0_default(5f2c9a1e-3b7d-4c1a-9e8f-2d6b7a0c4e11)"),
     (r"\bimage\b|imageRef|container\.Image", "nvcr.io/nvidia/pytorch:24.05-py3"),
     (r"logPrefix", "[PG ID 0 PG GUID 0(default_pg) Rank 3] "),
-    (r"hostname|host_name|node_?name|nodename", "node01"),
+    (r"hostname|host_name|node_?name|nodename|nodelist|\bhosts\b", "node01"),
     (r"severity|aer_error_severity_string", "Uncorrectable (Fatal)"),
     (r"\bip\b|ip_address|address|addr|host", "10.0.0.12"),
     (r"port", "29500"),
@@ -307,6 +310,8 @@ def fill(expr: str | None) -> str:
 def _fill_piece(piece: Piece) -> str:
     """A hole's value, shaped by its printf conversion where there is one (hex, number)."""
     value = fill(piece.expr)
+    if piece.spec == "p" and re.search(r"step", piece.expr or ""):
+        return "StepId=123456.0"
     if piece.spec in ("x", "X", "p"):
         return "7f3a2c001000" if re.search(r"addr|ip|sp|ptr|pc|address", piece.expr or "") else "1f"
     if piece.spec in ("d", "i", "u") and not value.isdigit():
