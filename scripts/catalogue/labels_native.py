@@ -235,6 +235,10 @@ RULES: list[Rule] = [
         },
         "nccl-error",
     ),
+    ("NCCL: the library is older than the one the program was built with", {"project": "nccl", "template": r"library is too old|compiled with too old version of NCCL"}, "package-version-mismatch"),
+    ("NCCL: the CUDA driver is too old for the feature", {"project": "nccl", "template": r"requires CUDA driver [\d.]+ or later"}, "cuda-driver-or-arch-mismatch"),
+    ("NCCL: several ranks on one GPU (layout does not fit the GPUs)", {"project": "nccl", "template": r"Multiple Ranks are using the same GPU|Duplicate GPU detected"}, "config-error"),
+    ("NCCL notice that it recovers from (non-fatal event, a setting adjusted or ignored)", {"project": "nccl", "template": r"non-fatal|GID table changed|setting (it )?to \{\}|^Ignoring|Unsetting|Continue\.$|^Warning:"}, "unrecognized-failure"),
     ("NCCL's own error strings and WARN lines", {"project": "nccl"}, "nccl-error"),
     # --- PyTorch C++ specifics
     (
