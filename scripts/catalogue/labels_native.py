@@ -35,9 +35,9 @@ RULES: list[Rule] = [
         "cuda-illegal-memory-access",
     ),
     (
-        "cuda code: driver too old or no kernel for this GPU",
+        "cuda code: driver too old or no kernel for this GPU (invalid device function: none built for this arch)",
         {
-            "kind": r"\((cudaErrorInsufficientDriver|cudaErrorCallRequiresNewerDriver|CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER|cudaErrorNoKernelImageForDevice|CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorUnsupportedPtxVersion|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|cudaErrorSystemDriverMismatch|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|cudaErrorCompatNotSupportedOnDevice|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|cudaErrorInvalidKernelImage|CUDA_ERROR_INVALID_IMAGE|cudaErrorInvalidPtx|CUDA_ERROR_INVALID_PTX) "
+            "kind": r"\((cudaErrorInsufficientDriver|cudaErrorCallRequiresNewerDriver|CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER|cudaErrorNoKernelImageForDevice|CUDA_ERROR_NO_BINARY_FOR_GPU|cudaErrorUnsupportedPtxVersion|CUDA_ERROR_UNSUPPORTED_PTX_VERSION|cudaErrorSystemDriverMismatch|CUDA_ERROR_SYSTEM_DRIVER_MISMATCH|cudaErrorCompatNotSupportedOnDevice|CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE|cudaErrorInvalidKernelImage|CUDA_ERROR_INVALID_IMAGE|cudaErrorInvalidPtx|CUDA_ERROR_INVALID_PTX|cudaErrorInvalidDeviceFunction) "
         },
         "cuda-driver-or-arch-mismatch",
     ),
@@ -49,8 +49,8 @@ RULES: list[Rule] = [
         "gpu-hardware-fault",
     ),
     (
-        "cuda code: stub libcuda loaded (no real driver library)",
-        {"kind": r"\((cudaErrorStubLibrary|CUDA_ERROR_STUB_LIBRARY) "},
+        "cuda code: stub libcuda loaded, or the PTX JIT compiler library missing",
+        {"kind": r"\((cudaErrorStubLibrary|CUDA_ERROR_STUB_LIBRARY|cudaErrorJitCompilerNotFound|CUDA_ERROR_JIT_COMPILER_NOT_FOUND) "},
         "cuda-runtime-library-missing",
     ),
     # --- device-side asserts of PyTorch's CUDA kernels (the kernel's own assertion line)
