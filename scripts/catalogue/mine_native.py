@@ -668,6 +668,21 @@ def _enum(path: Path, start: str, prefix: str) -> list[tuple[int, str, int, str]
 DOCS: dict[str, str] = {}
 
 
+_DRIVER_CALLS = [
+    (r"NO_DEVICE|NOT_INITIALIZED|DEINITIALIZED|STUB_LIBRARY|SYSTEM_DRIVER|COMPAT|DEVICE_UNAVAILABLE|INVALID_DEVICE|NOT_LICENSED|SYSTEM_NOT_READY", "cuInit"),
+    (r"OUT_OF_MEMORY|MAP|HOST_MEMORY", "cuMemAlloc"),
+    (r"IMAGE|PTX|BINARY|JIT|SHARED_OBJECT|FILE_NOT_FOUND|INVALID_SOURCE|NOT_FOUND|FUNCTION_NOT_LOADED", "cuModuleLoadData"),
+    (r"PEER", "cuCtxEnablePeerAccess"),
+    (r"CAPTURE|CAPTURED|GRAPH", "cuStreamEndCapture"),
+    (r"CONTEXT|PRIMARY", "cuCtxSetCurrent"),
+]
+
+
+def _driver_call(name: str) -> str:
+    """The driver call a code most often comes back from, for a realistic line."""
+    return next((call for rx, call in _DRIVER_CALLS if re.search(rx, name)), "cuLaunchKernel")
+
+
 def mine_cuda(cuda_root: Path, work: Path) -> tuple[list[Raw], list[Raw]]:
     """One entry per cudaError_t (PyTorch's `CUDA error: <cudaGetErrorString>`) and per CUresult."""
     include = cuda_root / "include"
@@ -702,7 +717,7 @@ def mine_cuda(cuda_root: Path, work: Path) -> tuple[list[Raw], list[Raw]]:
                 "source": f"include/cuda.h:{line}",
                 "kind": f"enum CUresult ({name} = {value})",
                 "template": f"[{value}] Call to {{}} results in {name}",
-                "line": f"numba.cuda.cudadrv.driver.CudaAPIError: [{value}] Call to cuLaunchKernel results in {name}",
+                "line": f"numba.cuda.cudadrv.driver.CudaAPIError: [{value}] Call to {_driver_call(name)} results in {name}",
             }
         )
     return runtime, driver
