@@ -481,6 +481,23 @@ def _kernel_prefix(rel: str, name: str) -> str:
     return ""
 
 
+def _x86_traps(text: str, version: str, rel: str) -> list[Raw]:
+    """show_signal()'s user-space trap lines, one per trap name the callers pass (traps: prefix is its pr_fmt)."""
+    rows = []
+    names = [(c.line, np_.literal_value(a)) for c in np_.find_calls(text, r"do_error_trap") for a in np_.split_top(c.args, ",")[2:3]]
+    gp = re.search(r'#define GPFSTR "([^"]+)"', text)
+    if gp:
+        names.append((text.count("\n", 0, gp.start()) + 1, None))
+    for line, name in names:
+        shown_name = f"trap {name}" if name else gp.group(1) if gp else ""
+        if not shown_name:
+            continue
+        template = f"{{}}[{{}}] {shown_name} ip:{{}} sp:{{}} error:{{}} in {{}}[{{}}+{{}}]"
+        shown = f"[12345.678901] traps: python[12345] {shown_name} ip:7f3a2c001000 sp:7ffd5e8c1a40 error:0 in libc.so.6[7f3a2c000000+1b5000]"
+        rows.append({"project": "linux-kernel", "version": version, "source": f"{rel}:{line}", "kind": "kernel pr_info (show_signal)", "template": template, "line": shown})
+    return rows
+
+
 def mine_linux(root: Path, version: str) -> list[Raw]:
     """printk-family lines of the kernel files that report PCIe errors, OOM kills, crashes, hangs, fs and NFS trouble."""
     rows: list[Raw] = []
@@ -512,6 +529,8 @@ def mine_linux(root: Path, version: str) -> list[Raw]:
             row = _raw("linux-kernel", version, rel, call.line, f"kernel {call.name}", pieces, shown)
             if row:
                 rows.append(row)
+        if rel == "arch/x86/kernel/traps.c":
+            rows.extend(_x86_traps(text, version, rel))
         for call in np_.find_calls(text, r"oom_kill_process"):
             for lit in re.findall(r'"([^"]+)"', np_.split_top(call.args, ",")[-1]):
                 rows.append(

@@ -260,6 +260,9 @@ def words(template: str) -> int:
 #: Realistic values for holes, chosen by words in the expression that fills them (first match).
 _FILL = [
     (r"\bentity\b", "JOB 123456"),
+    (r"loglvl", ""),
+    (r"cl_program->name", "nfs"),
+    (r"servername|cl_server", "nfs-server01"),
     (r"time_str|timestr|tbuf|time_buf", "2026-11-26T14:10:50"),
     (r'\?\s*"s"|"s"\s*:|:\s*"s"', "s"),
     (r"backOff|BackOff", "5m0s"),
