@@ -50,12 +50,25 @@ RULES: list[Rule] = [
     ),
     (
         "cuda code: stub libcuda loaded, or the PTX JIT compiler library missing",
-        {"kind": r"\((cudaErrorStubLibrary|CUDA_ERROR_STUB_LIBRARY|cudaErrorJitCompilerNotFound|CUDA_ERROR_JIT_COMPILER_NOT_FOUND) "},
+        {
+            "kind": r"\((cudaErrorStubLibrary|CUDA_ERROR_STUB_LIBRARY|cudaErrorJitCompilerNotFound|CUDA_ERROR_JIT_COMPILER_NOT_FOUND) "
+        },
         "cuda-runtime-library-missing",
     ),
     # --- device-side asserts of PyTorch's CUDA kernels (the kernel's own assertion line)
-    ("device assert of multinomial sampling (nan, inf or negative probability)", {"kind": r"CUDA_KERNEL_ASSERT", "source": r"MultinomialKernel"}, "sampling-invalid-probabilities"),
-    ("device assert on an index against its table (index_select / embedding / gather)", {"kind": r"CUDA_KERNEL_ASSERT", "template": r"index out of bounds|srcIndex < srcSelectDimSize|dstIndex < dstAddDimSize|idx_dim >= 0 && idx_dim < index_size|idx < numel"}, "cuda-index-out-of-bounds"),
+    (
+        "device assert of multinomial sampling (nan, inf or negative probability)",
+        {"kind": r"CUDA_KERNEL_ASSERT", "source": r"MultinomialKernel"},
+        "sampling-invalid-probabilities",
+    ),
+    (
+        "device assert on an index against its table (index_select / embedding / gather)",
+        {
+            "kind": r"CUDA_KERNEL_ASSERT",
+            "template": r"index out of bounds|srcIndex < srcSelectDimSize|dstIndex < dstAddDimSize|idx_dim >= 0 && idx_dim < index_size|idx < numel",
+        },
+        "cuda-index-out-of-bounds",
+    ),
     ("any other device-side assert of a CUDA kernel", {"kind": r"CUDA_KERNEL_ASSERT"}, "cuda-device-side-assert"),
     # --- GPU hardware (Xid, driver prints, AER)
     ("Xid code NVIDIA classes as hardware (ECC, NVLink, bus, GSP, row remap)", {"kind": _XID_HW}, "gpu-hardware-fault"),
@@ -66,7 +79,11 @@ RULES: list[Rule] = [
         "cuda-illegal-memory-access",
     ),
     ("GPU power cables not connected", {"project": "nvidia-xid", "template": r"power cables"}, "gpu-hardware-fault"),
-    ("vGPU guest driver does not match the host driver", {"project": "nvidia-xid", "template": r"Guest driver is incompatible with host driver"}, "cuda-driver-or-arch-mismatch"),
+    (
+        "vGPU guest driver does not match the host driver",
+        {"project": "nvidia-xid", "template": r"Guest driver is incompatible with host driver"},
+        "cuda-driver-or-arch-mismatch",
+    ),
     ("GPU fell off the bus", {"text": r"fallen off the bus|fell off the bus"}, "gpu-hardware-fault"),
     (
         "uncorrectable ECC / double bit error",
@@ -153,8 +170,19 @@ RULES: list[Rule] = [
         {"project": "kubernetes", "text": r"DeadlineExceeded|longer than the specified deadline"},
         "job-cancelled-by-scheduler",
     ),
-    ("Slurm: the job's node failed", {"project": "slurm", "template": r"^Node failure on"}, "job-cancelled-by-scheduler"),
-    ("Slurm could not allocate host memory", {"project": "slurm", "template": r"memory allocation failure|Failure to allocate memory|memory couldn't be allocated|not enough memory"}, "host-memory-error"),
+    (
+        "Slurm: the job's node failed",
+        {"project": "slurm", "template": r"^Node failure on"},
+        "job-cancelled-by-scheduler",
+    ),
+    (
+        "Slurm could not allocate host memory",
+        {
+            "project": "slurm",
+            "template": r"memory allocation failure|Failure to allocate memory|memory couldn't be allocated|not enough memory",
+        },
+        "host-memory-error",
+    ),
     # --- native crashes
     (
         "kernel segfault / GP fault / invalid opcode line",
@@ -235,10 +263,29 @@ RULES: list[Rule] = [
         },
         "nccl-error",
     ),
-    ("NCCL: the library is older than the one the program was built with", {"project": "nccl", "template": r"library is too old|compiled with too old version of NCCL"}, "package-version-mismatch"),
-    ("NCCL: the CUDA driver is too old for the feature", {"project": "nccl", "template": r"requires CUDA driver [\d.]+ or later"}, "cuda-driver-or-arch-mismatch"),
-    ("NCCL: several ranks on one GPU (layout does not fit the GPUs)", {"project": "nccl", "template": r"Multiple Ranks are using the same GPU|Duplicate GPU detected"}, "config-error"),
-    ("NCCL notice that it recovers from (non-fatal event, a setting adjusted or ignored)", {"project": "nccl", "template": r"non-fatal|GID table changed|setting (it )?to \{\}|^Ignoring|Unsetting|Continue\.$|^Warning:"}, "unrecognized-failure"),
+    (
+        "NCCL: the library is older than the one the program was built with",
+        {"project": "nccl", "template": r"library is too old|compiled with too old version of NCCL"},
+        "package-version-mismatch",
+    ),
+    (
+        "NCCL: the CUDA driver is too old for the feature",
+        {"project": "nccl", "template": r"requires CUDA driver [\d.]+ or later"},
+        "cuda-driver-or-arch-mismatch",
+    ),
+    (
+        "NCCL: several ranks on one GPU (layout does not fit the GPUs)",
+        {"project": "nccl", "template": r"Multiple Ranks are using the same GPU|Duplicate GPU detected"},
+        "config-error",
+    ),
+    (
+        "NCCL notice that it recovers from (non-fatal event, a setting adjusted or ignored)",
+        {
+            "project": "nccl",
+            "template": r"non-fatal|GID table changed|setting (it )?to \{\}|^Ignoring|Unsetting|Continue\.$|^Warning:",
+        },
+        "unrecognized-failure",
+    ),
     ("NCCL's own error strings and WARN lines", {"project": "nccl"}, "nccl-error"),
     # --- PyTorch C++ specifics
     (

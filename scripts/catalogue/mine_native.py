@@ -18,9 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from scripts.catalogue import native_parse as np_  # noqa: E402
-from scripts.catalogue.common import Entry, template_key, write_catalogue  # noqa: E402
-from scripts.catalogue.labels_native import label  # noqa: E402
+from scripts.catalogue import native_parse as np_
+from scripts.catalogue.common import Entry, template_key, write_catalogue
+from scripts.catalogue.labels_native import label
 
 GENERATOR = "python scripts/catalogue/mine_native.py --src SRC"
 STAMP = "2026-11-26 14:10:50"
@@ -292,7 +292,7 @@ def _ray_stream(text: str) -> Iterable[tuple[int, str, list[np_.Piece]]]:
             )
             if not parts:
                 continue
-            yield call.line, f"{call.name}", [np_.Piece(f" Check failed: {display} ")] + np_.stream_pieces(parts)
+            yield call.line, f"{call.name}", [np_.Piece(f" Check failed: {display} "), *np_.stream_pieces(parts)]
     for match in re.finditer(r"(?<![A-Za-z0-9_])([a-z_]*(?:ss|oss|stream|msg|message|buffer|str))\s*<<", text):
         parts = np_.split_top(np_.statement_after(text, match.start()), "<<")[1:]
         if parts and np_.literal_value(parts[0]) is not None:
@@ -352,7 +352,7 @@ def mine_nccl(root: Path, version: str) -> list[Raw]:
             shown = (
                 f"node01:12345:12400 [0] {fname}:{call.line} {level} \x00"
                 if call.name == "WARN"
-                else f"node01:12345:12400 [0] NCCL INFO \x00"
+                else "node01:12345:12400 [0] NCCL INFO \x00"
             )
             row = _raw("nccl", version, rel, call.line, f"NCCL {call.name.replace('WARN', 'WARN')}", pieces, shown)
             if row:
@@ -484,7 +484,11 @@ def _kernel_prefix(rel: str, name: str) -> str:
 def _x86_traps(text: str, version: str, rel: str) -> list[Raw]:
     """show_signal()'s user-space trap lines, one per trap name the callers pass (traps: prefix is its pr_fmt)."""
     rows = []
-    names = [(c.line, np_.literal_value(a)) for c in np_.find_calls(text, r"do_error_trap") for a in np_.split_top(c.args, ",")[2:3]]
+    names = [
+        (c.line, np_.literal_value(a))
+        for c in np_.find_calls(text, r"do_error_trap")
+        for a in np_.split_top(c.args, ",")[2:3]
+    ]
     gp = re.search(r'#define GPFSTR "([^"]+)"', text)
     if gp:
         names.append((text.count("\n", 0, gp.start()) + 1, None))
@@ -494,7 +498,16 @@ def _x86_traps(text: str, version: str, rel: str) -> list[Raw]:
             continue
         template = f"{{}}[{{}}] {shown_name} ip:{{}} sp:{{}} error:{{}} in {{}}[{{}}+{{}}]"
         shown = f"[12345.678901] traps: python[12345] {shown_name} ip:7f3a2c001000 sp:7ffd5e8c1a40 error:0 in libc.so.6[7f3a2c000000+1b5000]"
-        rows.append({"project": "linux-kernel", "version": version, "source": f"{rel}:{line}", "kind": "kernel pr_info (show_signal)", "template": template, "line": shown})
+        rows.append(
+            {
+                "project": "linux-kernel",
+                "version": version,
+                "source": f"{rel}:{line}",
+                "kind": "kernel pr_info (show_signal)",
+                "template": template,
+                "line": shown,
+            }
+        )
     return rows
 
 
@@ -605,8 +618,10 @@ def mine_kubernetes(root: Path, version: str) -> list[Raw]:
         ):
             name, value = match.groups()
             line = text.count("\n", 0, match.start()) + 1
-            if name != "Name" and re.fullmatch(r"[A-Z][A-Za-z]+", value) and re.search(
-                r"(?i)reason|err|Preempt|BackOff|Kill", name + value
+            if (
+                name != "Name"
+                and re.fullmatch(r"[A-Z][A-Za-z]+", value)
+                and re.search(r"(?i)reason|err|Preempt|BackOff|Kill", name + value)
             ):
                 status = (
                     "Last State: Terminated, Reason" if value in _K8S_CONTAINER_REASONS else "Status: Failed, Reason"
@@ -622,7 +637,9 @@ def mine_kubernetes(root: Path, version: str) -> list[Raw]:
                     }
                 )
             elif " " in value and re.search(r"(?i)message|msg|fmt|reason", name):
-                use = next((c for c in np_.find_calls(text, r"fmt\.Sprintf") if np_.split_top(c.args, ",")[0] == name), None)
+                use = next(
+                    (c for c in np_.find_calls(text, r"fmt\.Sprintf") if np_.split_top(c.args, ",")[0] == name), None
+                )
                 args = np_.split_top(use.args, ",")[1:] if use else []
                 pieces = np_.format_pieces([f'"{value}"', *args], printf=True)
                 kind = f"status message ({name})"
@@ -659,7 +676,7 @@ int main() {
 
 def _cudart_strings(cuda_root: Path, work: Path) -> dict[str, str]:
     """cudaGetErrorString of every code, from a probe linked against the installed static cudart."""
-    import subprocess  # noqa: PLC0415 - only this development-time step runs programs
+    import subprocess
 
     work.mkdir(parents=True, exist_ok=True)
     (work / "probe.cu").write_text(_PROBE)
@@ -688,9 +705,15 @@ DOCS: dict[str, str] = {}
 
 
 _DRIVER_CALLS = [
-    (r"NO_DEVICE|NOT_INITIALIZED|DEINITIALIZED|STUB_LIBRARY|SYSTEM_DRIVER|COMPAT|DEVICE_UNAVAILABLE|INVALID_DEVICE|NOT_LICENSED|SYSTEM_NOT_READY", "cuInit"),
+    (
+        r"NO_DEVICE|NOT_INITIALIZED|DEINITIALIZED|STUB_LIBRARY|SYSTEM_DRIVER|COMPAT|DEVICE_UNAVAILABLE|INVALID_DEVICE|NOT_LICENSED|SYSTEM_NOT_READY",
+        "cuInit",
+    ),
     (r"OUT_OF_MEMORY|MAP|HOST_MEMORY", "cuMemAlloc"),
-    (r"IMAGE|PTX|BINARY|JIT|SHARED_OBJECT|FILE_NOT_FOUND|INVALID_SOURCE|NOT_FOUND|FUNCTION_NOT_LOADED", "cuModuleLoadData"),
+    (
+        r"IMAGE|PTX|BINARY|JIT|SHARED_OBJECT|FILE_NOT_FOUND|INVALID_SOURCE|NOT_FOUND|FUNCTION_NOT_LOADED",
+        "cuModuleLoadData",
+    ),
     (r"PEER", "cuCtxEnablePeerAccess"),
     (r"CAPTURE|CAPTURED|GRAPH", "cuStreamEndCapture"),
     (r"CONTEXT|PRIMARY", "cuCtxSetCurrent"),

@@ -90,12 +90,11 @@ def split_top(text: str, sep: str) -> list[str]:
             depth += 1
         elif c in ")]}":
             depth -= 1
-        elif depth == 0 and text.startswith(sep, i):
-            if sep != "<" or not text.startswith("<<<", i):
-                parts.append(text[last:i])
-                i += len(sep)
-                last = i
-                continue
+        elif depth == 0 and text.startswith(sep, i) and (sep != "<" or not text.startswith("<<<", i)):
+            parts.append(text[last:i])
+            i += len(sep)
+            last = i
+            continue
         i += 1
     parts.append(text[last:])
     return [p.strip() for p in parts]
