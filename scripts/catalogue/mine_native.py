@@ -145,9 +145,8 @@ def _pt_logs(text: str) -> Iterable[tuple[int, str, list[np_.Piece]]]:
         yield call.line, f"LOG({level})", np_.stream_pieces(parts)
 
 
-def mine_pytorch(root: Path) -> list[Raw]:
+def mine_pytorch(root: Path, version: str) -> list[Raw]:
     """TORCH_CHECK family, C10_THROW_ERROR, internal asserts, c10d log lines of PyTorch's C++ side."""
-    version = "v" + (root / "version.txt").read_text().strip()
     rows: list[Raw] = []
     for path in _files(root, _PT_DIRS[:-1], (".cpp", ".cu", ".h", ".cuh", ".hpp")) + _files(
         root, _PT_DIRS[-1:], (".cpp",), recursive=False
@@ -866,7 +865,7 @@ def _projects(src: Path, cuda: Path, work: Path) -> dict[str, Callable[[], list[
         return cached["c"][i]
 
     return {
-        "pytorch-cpp": lambda: mine_pytorch(src / "pytorch"),
+        "pytorch-cpp": lambda: mine_pytorch(src / "pytorch", _git_version(src, "pytorch")),
         "ray-cpp": lambda: mine_ray(src / "ray", _git_version(src, "ray")),
         "nccl": lambda: mine_nccl(src / "nccl", _git_version(src, "nccl")),
         "slurm": lambda: mine_slurm(src / "slurm", _git_version(src, "slurm")),
