@@ -266,6 +266,15 @@ _RAY_COMPONENT = {"raylet": "raylet", "gcs": "gcs_server", "core_worker": "core_
 _RAY_STATUS = r"Status::(?:IOError|Invalid|OutOfMemory|TimedOut|NotFound|Disconnected|UnknownError|KeyError|RpcError|ObjectStoreFull|OutOfDisk|Interrupted|IntentionalSystemExit|UnexpectedSystemExit|CreationTaskError|SchedulingCancelled|GrpcUnavailable|GrpcUnknown|InvalidArgument|AlreadyExists|ChannelError|ChannelTimeoutError|NotImplemented|TypeError|ObjectExists|ObjectNotFound|ObjectAlreadySealed|ObjectUnknownOwner|AuthError|PermissionDenied)"
 
 
+#: Text that `ss << ...` builds for debug-state dumps and specs, not for errors: left out.
+_RAY_DEBUG_DUMP = re.compile(
+    r"request count|Debug state|debug dump|debug string|Stats:|stats:|^\s*- |^\{|mean = |total \(|queue length"
+    r"|^Number of|Waiting tasks size|Current usage|Backlog|Running tasks by|RayConfig is initialized|Starting agent"
+    r"|URIs|placement group id|^Reference\{|task_id=|actor_task_spec|actor_creation_task_spec|deserialize|resource_set="
+    r"|Setting actor as asyncio|Cluster resources \(|Task Event Buffer is disabled|-Total num|^\], |^[A-Za-z]+: - "
+)
+
+
 def _ray_line(rel: str, line: int, level: str, message: str) -> str:
     """Ray's text log form: `[date time,ms L pid tid] (component) file.cc:N: message`."""
     part = rel.split("/")[2] if rel.count("/") > 2 else "raylet"
@@ -295,7 +304,9 @@ def _ray_stream(text: str) -> Iterable[tuple[int, str, list[np_.Piece]]]:
     for match in re.finditer(r"(?<![A-Za-z0-9_])([a-z_]*(?:ss|oss|stream|msg|message|buffer|str))\s*<<", text):
         parts = np_.split_top(np_.statement_after(text, match.start()), "<<")[1:]
         if parts and np_.literal_value(parts[0]) is not None:
-            yield text.count("\n", 0, match.start()) + 1, "ostringstream message", np_.stream_pieces(parts)
+            pieces = np_.stream_pieces(parts)
+            if not _RAY_DEBUG_DUMP.search(np_.template_of(pieces)):
+                yield text.count("\n", 0, match.start()) + 1, "ostringstream message", pieces
 
 
 def mine_ray(root: Path, version: str) -> list[Raw]:
