@@ -599,6 +599,8 @@ _K8S_CONTAINER_REASONS = {
 }
 
 
+#: Normal-event and debug texts the kubelet also builds with Sprintf: not errors, left out.
+_K8S_NORMAL = re.compile(r"^Successfully|already present on machine|^threshold\(signal=|definition changed$")
 _K8S_EVENT_REASONS = {
     "BackOffStartContainer": "BackOff",
     "PreemptContainer": "Preempting",
@@ -663,6 +665,8 @@ def mine_kubernetes(root: Path, version: str) -> list[Raw]:
                 continue
             pieces = np_.format_pieces(args[first:], printf=True)
             kind = call.name.split(".")[-1]
+            if _K8S_NORMAL.search(np_.template_of(pieces)):
+                continue
             row = _raw("kubernetes", version, rel, call.line, kind, pieces, _k8s_shown(rel, call.line, kind, args))
             if row:
                 rows.append(row)
