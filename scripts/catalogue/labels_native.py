@@ -202,10 +202,16 @@ RULES: list[Rule] = [
         "ray-oom-killer",
     ),
     (
+        "Ray out of disk (spilling / fallback allocation: OutOfDiskError)",
+        {"project": "ray-cpp", "text": r"OutOfDisk|running out of disk|Out of disk space|likely out of disk space|Local disk is full"},
+        "disk-full",
+    ),
+    ("Ray object store full (ObjectStoreFull status)", {"project": "ray-cpp", "kind": r"Status::ObjectStoreFull"}, "ray-object-store-full"),
+    (
         "Ray object store full",
         {
             "project": "ray-cpp",
-            "template": r"ObjectStoreFull|object store is full|out of object store|OutOfDisk|cannot (create|allocate) object.*(full|space)|plasma.*full|object store because it is full|does not fit in the plasma store|System running out of disk|Out of disk space with fallocate|likely out of disk space",
+            "template": r"ObjectStoreFull|object store is full|out of object store|cannot (create|allocate) object.*(full|space)|plasma.*full|object store because it is full|does not fit in the plasma store",
         },
         "ray-object-store-full",
     ),
