@@ -101,3 +101,21 @@ def load_catalogue(directory: Path = CATALOGUE) -> list[Entry]:
         for row in yaml.safe_load(path.read_text(encoding="utf-8")) or []:
             entries.append(Entry(**{k: str(v) for k, v in row.items()}))
     return entries
+
+
+def recap(directory: Path = CATALOGUE) -> None:
+    """Apply the cap to catalogue files written before it existed, keeping each file's header."""
+    for path in sorted(directory.glob("*.yaml")):
+        if path.name == "first_pass.yaml":
+            continue
+        text = path.read_text(encoding="utf-8")
+        header = "".join(line for line in text.splitlines(keepends=True)[:3] if line.startswith("#"))
+        entries = [Entry(**{k: str(v) for k, v in row.items()}) for row in yaml.safe_load(text) or []]
+        kept = cap(entries)
+        body = yaml.safe_dump([asdict(e) for e in kept], allow_unicode=True, sort_keys=False, width=1_000_000)
+        path.write_text(header + body, encoding="utf-8")
+        print(f"{path.name}: {len(entries)} -> {len(kept)}")
+
+
+if __name__ == "__main__":
+    recap()
