@@ -185,6 +185,13 @@ def test_each_overlapping_job_of_the_real_session_has_its_own_cause() -> None:
         report = top[name]
         assert report is not None and "ray-runtime-env-failed" not in report.ids, (name, report.ids)
         assert "ray-runtime-env-failed" not in [d.id for d in report.notes], name
+    # The bare exit quotes its own driver-log line first (issue 22 item 2); the raylet's "Disconnecting
+    # client …" in its window names no job and comes after it (left to time).
+    bare = top["bare_exit"]
+    assert bare is not None and bare.top is not None and bare.top.id == "unrecognized-failure", ids
+    first = bare.top.evidence[0]
+    assert first.source == f"job-driver-{TRUTH['bare_exit']['submission_id']}.log", bare.top.evidence
+    assert first.text == "ERROR: reward model endpoint unreachable", first
 
 
 def test_identity_reads_rays_other_ways_of_naming_a_job_and_a_supervisor() -> None:
