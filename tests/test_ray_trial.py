@@ -529,7 +529,7 @@ KNOWN: dict[tuple[str, str], str] = {
         "runtime_env_setup-<job id>.log) never name the submission: Ray's JobSupervisor starts the driver with "
         "subprocess.Popen and logs no pid, and the submission id it puts in the driver's job config "
         "(metadata job_submission_id) reaches a file only through the export API "
-        "(export_events/event_EXPORT_DRIVER_JOB.log, off by default: RAY_enable_export_api_write)"
+        "(export_events/event_EXPORT_DRIVER_JOB.log, which rlfix reads; off by default, as on this head)"
     ),
 }
 

@@ -487,16 +487,8 @@ def feed_cluster_logs(
             # A node that died since the listing cannot serve its logs: the job's own are read.
             triage.add_skipped(f"ray logs of node {ip}", _one_line(exc))
             continue
-        chosen = []
+        chosen = _chosen(names, job_id, submission_id)
         identity = _identity(names, job_id, submission_id, job_id is None if supervised is None else supervised)
-        for name in names:
-            base = name.rsplit("/", 1)[-1]
-            rule = classify(base)
-            if not rule.scan or rule.kind in ("driver", "other") or not belongs_to_job(base, job_id, submission_id):
-                continue
-            if rule.kind == "autoscaler" and (job_id or submission_id):
-                continue  # names no job by design: the node's, not this job's (`ray_jobs.is_node_only`)
-            chosen.append((rule.order, name, rule.kind in SHARED_KINDS))
         workers = [name for _, name, _ in sorted(chosen) if classify(name.rsplit("/", 1)[-1]).kind == "worker"]
         driver = next((n for n in names if submission_id and n.endswith(f"job-driver-{submission_id}.log")), None)
         for _, name, shared in sorted(chosen, key=lambda c: (c[0], c[1])):
@@ -510,6 +502,20 @@ def feed_cluster_logs(
                 feed_node_log(triage, address, node_id, name, f"{ip}:{name}", start, end, identity=own)
             except Exception as exc:
                 triage.add_skipped(f"ray log {ip}:{name}", _one_line(exc))
+
+
+def _chosen(names: list[str], job_id: str | None, submission_id: str | None) -> list[tuple[int, str, bool]]:
+    """The node's files to read for a job (or all jobs): (read order, name, whether shared by every job)."""
+    chosen = []
+    for name in names:
+        base = name.rsplit("/", 1)[-1]
+        rule = classify(base)
+        if not rule.scan or rule.kind in ("driver", "other") or not belongs_to_job(base, job_id, submission_id):
+            continue
+        if rule.kind == "autoscaler" and (job_id or submission_id):
+            continue  # names no job by design: the node's, not this job's (`ray_jobs.is_node_only`)
+        chosen.append((rule.order, name, rule.kind in SHARED_KINDS))
+    return chosen
 
 
 def _identity(names: list[str], job_id: str | None, submission_id: str | None, supervised: bool) -> Identity | None:
