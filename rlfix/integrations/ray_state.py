@@ -441,8 +441,10 @@ def _feed_workers_in_order(
     needs every file's first error before any is fed; file times there are the fetch's, so unused."""
     with tempfile.TemporaryDirectory(prefix="rlfix-ray-") as tmp:
         fetched: dict[LogFile, str] = {}
-        for name in [*names, *([driver] if driver else [])]:
-            path = Path(tmp) / name.rsplit("/", 1)[-1]
+        for index, name in enumerate([*names, *([driver] if driver else [])]):
+            # One folder per file: `old/` may hold a file of the same name; the name keeps its pid.
+            path = Path(tmp) / str(index) / name.rsplit("/", 1)[-1]
+            path.parent.mkdir()
             try:
                 with _node_log(address, node_id, name) as stream, path.open("wb") as out:
                     shutil.copyfileobj(stream, out)
@@ -451,8 +453,8 @@ def _feed_workers_in_order(
                 continue
             fetched[LogFile(path, classify(path.name))] = name
         workers = [log for log, name in fetched.items() if name != driver]
-        at = Path(tmp) / driver.rsplit("/", 1)[-1] if driver else None
-        order = order_workers(workers, triage.kb, at if at is not None and at.is_file() else None, file_times=False)
+        at = next((log.path for log, name in fetched.items() if name == driver), None)
+        order = order_workers(workers, triage.kb, at, file_times=False)
         for log in order.files:
             with log.path.open("rb") as fh:
                 triage.feed_stream(fh, f"{ip}:{fetched[log]}")
@@ -489,7 +491,9 @@ def feed_cluster_logs(
             continue
         chosen = _chosen(names, job_id, submission_id)
         identity = _identity(names, job_id, submission_id, job_id is None if supervised is None else supervised)
-        workers = [name for _, name, _ in sorted(chosen) if classify(name.rsplit("/", 1)[-1]).kind == "worker"]
+        # One job's worker files are ordered together (all jobs' files, read for no job, are not one run).
+        kinds = {name: classify(name.rsplit("/", 1)[-1]).kind for _, name, _ in chosen}
+        workers = [name for _, name, _ in sorted(chosen) if kinds[name] == "worker"] if job_id else []
         driver = next((n for n in names if submission_id and n.endswith(f"job-driver-{submission_id}.log")), None)
         for _, name, shared in sorted(chosen, key=lambda c: (c[0], c[1])):
             if name in workers:
