@@ -270,6 +270,13 @@ class Details:
         return out
 
 
+#: Ray's own processes, as Ray names them in a line's prefix ("(raylet)", "(gcs_server)", "(autoscaler +12s)"):
+#: a line from one of them was written by that process, not by a worker of the job.
+RAY_PROCESSES = frozenset(
+    {"raylet", "autoscaler", "scheduler", "gcs_server", "monitor", "dashboard", "dashboard_agent", "runtime_env_agent"}
+)
+
+
 @dataclass(frozen=True)
 class FirstFailure:
     """Where the top root cause first showed."""
@@ -283,11 +290,15 @@ class FirstFailure:
 
     @property
     def place(self) -> str:
-        """ "rank 2, worker X" or "" when the line carries no place."""
-        pairs = (("rank", self.rank), ("worker", self.worker), ("node", self.node))
+        """ "rank 2, worker X", "raylet, node 10.0.0.2" or "" when the line carries no place."""
+        # Ray's own processes are named by what they are (issue 22: "first seen on worker raylet").
+        role = "process" if self.worker in RAY_PROCESSES else "worker"
+        pairs = (("rank", self.rank), (role, self.worker), ("node", self.node))
         # A Ray task named `worker` prints as `(worker pid=N)`: "worker", not "worker worker".
         return ", ".join(
-            str(value) if str(value).lower() == key else f"{key} {value}" for key, value in pairs if value is not None
+            str(value) if key == "process" or str(value).lower() == key else f"{key} {value}"
+            for key, value in pairs
+            if value is not None
         )
 
     def to_dict(self) -> dict[str, Any]:

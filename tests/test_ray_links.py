@@ -17,6 +17,7 @@ import pytest
 from rlfix.integrations.ray_jobs import session_jobs
 from rlfix.integrations.ray_links import (
     FROM_ACTOR_ID,
+    FROM_EXPORT,
     FROM_WORKER_OUTPUT,
     NO_DRIVER,
     UNKNOWN,
@@ -185,6 +186,56 @@ def test_each_overlapping_job_of_the_real_session_has_its_own_cause() -> None:
         report = top[name]
         assert report is not None and "ray-runtime-env-failed" not in report.ids, (name, report.ids)
         assert "ray-runtime-env-failed" not in [d.id for d in report.notes], name
+    # The bare exit quotes its own driver-log line first (issue 22 item 2); the raylet's "Disconnecting
+    # client …" in its window names no job and comes after it (left to time).
+    bare = top["bare_exit"]
+    assert bare is not None and bare.top is not None and bare.top.id == "unrecognized-failure", ids
+    first = bare.top.evidence[0]
+    assert first.source == f"job-driver-{TRUTH['bare_exit']['submission_id']}.log", bare.top.evidence
+    assert first.text == "ERROR: reward model endpoint unreachable", first
+
+
+#: A driver's export event as Ray 2.60 writes it (`RAY_enable_export_api_write_config=EXPORT_DRIVER_JOB`,
+#: one `ray job submit`; the entrypoint's path made neutral): the job id is base64 of its 4 bytes.
+EXPORTED = (
+    '{"event_data":{"config":{"metadata":{"job_name":"%(sub)s","job_submission_id":"%(sub)s"},'
+    '"runtime_env_info":{"runtime_env_config":{"eager_install":true,"log_files":[],"setup_timeout_seconds":600},'
+    '"serialized_runtime_env":"{\\"working_dir\\": \\"gcs://_ray_pkg_68d765cd6e4d9c64.zip\\"}",'
+    '"uris":{"py_modules_uris":[],"working_dir_uri":"gcs://_ray_pkg_68d765cd6e4d9c64.zip"}}},'
+    '"driver_ip_address":"192.0.2.2","driver_pid":"8852","end_time":"0",'
+    '"entrypoint":"/home/user/.venv/bin/python j.py","is_dead":false,"job_id":"%(job)s",'
+    '"start_time":"1795703612589"},"event_id":"0b99d5df892f9f7cc3c57b489710e7d977fc",'
+    '"source_type":"EXPORT_DRIVER_JOB","timestamp":1795703612}\n'
+)
+
+
+def test_rays_export_event_of_a_driver_links_a_quiet_submission(tmp_path: Path) -> None:
+    """A driver that names nothing of its job keeps its job id unknown, unless the cluster wrote Ray's
+    own record of the driver (the export API, off by default): its job config names the submission."""
+    import base64
+    import shutil
+
+    logs = tmp_path / "logs"
+    shutil.copytree(LOGS, logs)
+    quiet, bare = TRUTH["quiet_exit"], TRUTH["bare_exit"]
+    (logs / "export_events").mkdir(exist_ok=True)
+    job = base64.b64encode(bytes.fromhex(quiet["job_id"])).decode()
+    lines = [
+        EXPORTED % {"sub": quiet["submission_id"], "job": job},
+        "not json\n",
+        # Two job ids for one submission: neither is believed.
+        EXPORTED % {"sub": bare["submission_id"], "job": base64.b64encode(bytes.fromhex("07000000")).decode()},
+        EXPORTED % {"sub": bare["submission_id"], "job": base64.b64encode(bytes.fromhex("08000000")).decode()},
+    ]
+    (logs / "export_events" / "event_EXPORT_DRIVER_JOB.log").write_text("".join(lines))
+    spans = {s.submission_id: s for s in session_jobs(logs) if s.submission_id}
+    linked = spans[quiet["submission_id"]]
+    assert (linked.job_id, linked.job_id_from) == (quiet["job_id"], FROM_EXPORT)
+    assert spans[bare["submission_id"]].job_id_from == UNKNOWN
+    # Its job id is no longer a section of its own; every other link is as the driver logs say.
+    assert [s for s in session_jobs(logs) if s.job_id == quiet["job_id"] and s.submission_id is None] == []
+    for name, truth in TRUTH.items():
+        assert spans[truth["submission_id"]].job_id in (None, truth["job_id"]), name
 
 
 def test_identity_reads_rays_other_ways_of_naming_a_job_and_a_supervisor() -> None:

@@ -591,6 +591,55 @@ def test_follow_alerts_on_the_root_only_and_on_a_failure_nothing_alerted() -> No
     assert said == [died.report().top.id]
 
 
+#: Ray's scheduling warning as a task prints it (forwarded to the driver), and as the raylet logs it.
+_WAITING = (
+    "(rollout pid=31375) (autoscaler +12s) Warning: The following resource request cannot be scheduled right now: "
+    "{'GPU': 1.0}. This is likely due to all cluster resources being claimed by actors. Consider creating fewer "
+    "actors or adding more nodes to this Ray cluster.",
+    "[2026-11-26 11:12:43,463 W 23435 23435] (raylet) main.cc:985: The lease with ID "
+    "0000000004000000ffffffffffffffffffffffffffffffffffffffffffffffff cannot be scheduled right now. It requires "
+    "{CPU: 1, GPU: 1} for placement, however the cluster currently cannot provide the requested resources.",
+)
+
+
+@pytest.mark.parametrize("warning", _WAITING)
+def test_follow_alerts_on_a_warning_only_when_the_job_ends_of_it(warning: str) -> None:
+    """`--follow` (issue 22): a root seen on a line its program logged as a warning (Ray repeats "cannot be
+    scheduled right now" while a request waits) is no alert while the run may go past it. A job that
+    succeeded after it gets none; a job that failed of it (its report names it first) gets one, at its end,
+    on the warning line, and the uncaught GetTimeoutError after it is its symptom."""
+    from rlfix.integrations.ray_watch import Alerter
+    from rlfix.kb.load import load_knowledge
+
+    kb = load_knowledge()
+    said: list[tuple[str, str]] = []
+    healthy_alerter = Alerter(kb, lambda ev, sig: said.append((sig, ev.text)))
+    healthy = Triage(kb, on_new=healthy_alerter.callback(lambda: healthy))
+    healthy.feed(warning, "job-driver-raysubmit_a.log")
+    healthy.feed("rollouts: 6", "job-driver-raysubmit_a.log")
+    healthy_alerter.tick(force=True)
+    assert said == []
+    healthy.set_exit_status(ExitStatus(0))
+    healthy_alerter.ended(healthy.report())
+    assert said == []
+
+    alerter = Alerter(kb, lambda ev, sig: said.append((sig, ev.text)))
+    failed = Triage(kb, on_new=alerter.callback(lambda: failed))
+    failed.feed(warning, "job-driver-raysubmit_b.log")
+    for line in (
+        "Traceback (most recent call last):",
+        '  File "/home/user/unschedulable.py", line 40, in <module>',
+        "    ray.get(ref, timeout=3)",
+        "ray.exceptions.GetTimeoutError: Get timed out: some object(s) not ready.",
+    ):
+        failed.feed(line, "job-driver-raysubmit_b.log")
+    alerter.tick(force=True)
+    assert said == []  # live, nobody knows yet whether the job fails of the request it waited for
+    failed.set_exit_status(ExitStatus(1))
+    alerter.ended(failed.report())
+    assert said == [("ray-unschedulable", warning)]
+
+
 def test_a_dead_worker_of_another_job_is_not_read_in_this_jobs_window(monkeypatch: pytest.MonkeyPatch) -> None:
     """The state API gives no job id for dead workers (Ray 2.60): in the trial, a healthy job that ended just
     before its neighbour's OOM kill got the killed worker in its notes. Its files name the other job."""
@@ -751,6 +800,53 @@ def test_text_slips_worker_worker_and_evidence_below() -> None:
     triage.set_exit_status(ExitStatus(1))
     text = triage.report().render("text")
     assert text.index("evidence:") < text.index("Read the evidence lines above") and " below" not in text
+
+
+@pytest.mark.parametrize("process", ["raylet", "gcs_server", "dashboard_agent"])
+def test_a_first_failure_on_rays_own_process_is_not_called_a_worker(process: str) -> None:
+    """Issue 22: "first seen on worker raylet". The raylet, the GCS and the dashboard agent are Ray's own
+    processes, named by what they are; a task or actor is still a worker."""
+    triage = Triage()
+    triage.feed(f"({process}, ip=10.0.0.2) RuntimeError: CUDA error: an illegal memory access was encountered", "d")
+    text = triage.report().render("text")
+    assert f"first seen on {process}, node 10.0.0.2\n" in text and "worker" not in text.split("first seen on")[1][:40]
+    triage = Triage()
+    triage.feed("(RolloutWorker pid=7, ip=10.0.0.2) RuntimeError: CUDA error: an illegal memory access was encountered")
+    assert "first seen on worker RolloutWorker, node 10.0.0.2\n" in triage.report().render("text")
+
+
+def test_an_unrecognised_failure_quotes_the_jobs_own_driver_log_first() -> None:
+    """Issue 22 item 2: a failed job quotes its own last error line, driver log first. A job that printed a
+    line after its error ("… done") did not end its input with it, and the evidence then went in read order:
+    a shared raylet line of its window (read first, and naming no job) led. The order no longer depends on that."""
+    from rlfix.integrations.ray_jobs import driver_first
+
+    for node in ("", "10.0.0.1:"):  # `ray logs` names the file; `ray cluster` adds the node it came from
+        triage = Triage()
+        triage.feed(
+            "[2026-11-26 14:20:53,706 W 16003 16012] (raylet) store.cc:366: Disconnecting client due to connection "
+            "error with code 2: End of file",
+            f"{node}raylet.out",
+        )
+        driver = f"{node}job-driver-raysubmit_dQc0QEXbEfFNELX6.log"
+        for line in (
+            "loading reward model from http://reward-model:8000",
+            "ERROR: reward model endpoint unreachable (connection refused)",
+            "ERROR: giving up on the reward model",
+            "saving partial rollouts to /home/user/out ... done",
+        ):
+            triage.feed(line, driver)
+        triage.set_exit_status(ExitStatus(1))
+        report = driver_first(triage.report())
+        assert report.top is not None and report.top.id == "unrecognized-failure"
+        quoted = [(e.source, e.line) for e in report.top.evidence]
+        assert quoted[:2] == [(driver, 3), (driver, 2)] and quoted[2][0] == f"{node}raylet.out", quoted
+        first = report.insights.first_failure
+        assert first is not None and (first.source, first.line) == (driver, 3)
+    healthy = Triage()
+    healthy.feed("ERROR: reward model endpoint unreachable (connection refused)", "job-driver-raysubmit_a.log")
+    healthy.set_exit_status(ExitStatus(0))
+    assert driver_first(healthy.report()) == healthy.report()
 
 
 def test_memory_above_threshold_without_a_kill_is_not_a_kill(tmp_path: Path) -> None:

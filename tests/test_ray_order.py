@@ -169,3 +169,40 @@ def test_a_huge_worker_file_is_searched_at_its_head_and_tail() -> None:
     part = head_and_tail(io.BytesIO(data), len(data), max_bytes=400)
     read = b"".join(iter(lambda: part.read(64), b""))
     assert read.startswith(b"head line\n") and read.endswith(CUDA.encode() + b"\n") and b"middle" not in read
+
+
+def test_ray_job_online_reads_the_worker_files_in_the_order_they_failed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`rlfix ray job` reads a job's worker files through the dashboard: by name, the NCCL timeouts of the
+    ranks whose files sort first ranked above the CUDA error that caused them (issue 22 item 4, online).
+    The same session as above, served as a live cluster's dashboard serves it."""
+    import contextlib
+    import io
+
+    from rlfix.core import Triage
+    from rlfix.integrations import ray_state
+    from rlfix.integrations.ray_order import WorkerOrder
+
+    names = sorted(p.name for p in RANKS.iterdir() if p.is_file())
+
+    @contextlib.contextmanager
+    def served(_address: str, _node: str, name: str):  # type: ignore[no-untyped-def]
+        yield io.BytesIO((RANKS / name).read_bytes())
+
+    monkeypatch.setattr(ray_state, "alive_nodes", lambda _address: [("n1", "10.0.0.1")])
+    monkeypatch.setattr(ray_state, "list_node_logs", lambda _address, _node: names)
+    monkeypatch.setattr(ray_state, "_node_log", served)
+    job = {"job_id": "02000000", "submission_id": "raysubmit_9jdAHNAn5seCEifM"}
+    triage = Triage()
+    ray_state.feed_cluster_logs(triage, "http://h:8265", **job)
+    report = triage.report()
+    assert report.top is not None and report.top.id == "cuda-illegal-memory-access", report.ids
+    # Each worker file of the job is read once, under its node and name, and no other job's.
+    read = [s.name for s in report.sources if "worker-" in s.name]
+    assert sorted(read) == sorted(f"10.0.0.1:{n}" for n in names if "-02000000-" in n), read
+    # Read by name, as before: the timeouts rank first.
+    monkeypatch.setattr(
+        ray_state, "order_workers", lambda workers, kb, driver=None, file_times=True: WorkerOrder(tuple(workers))
+    )
+    by_name = Triage()
+    ray_state.feed_cluster_logs(by_name, "http://h:8265", **job)
+    assert by_name.report().top is not None and by_name.report().top.id == "nccl-timeout", by_name.report().ids

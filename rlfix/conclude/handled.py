@@ -72,6 +72,24 @@ def split_handled(tallies: Mapping[str, Tally]) -> tuple[dict[str, Tally], dict[
     return _split(tallies, handled_probe)
 
 
+#: A level in a stamp: Ray's own (`[2026-11-22 00:55:54,389 W 5859 5859]`), glog's (`W1122 12:00:00`, also
+#: after torch's `[rank1]:`), `[W 2024-...`.
+_WARNING_STAMP = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d[,.]\d+ W \d+ \d+\]|(?:^|[\s\[:])W\d{4} \d\d:\d\d|\[W ")
+#: A message that opens with its level: the autoscaler's "Warning: The following resource request cannot be
+#: scheduled right now", which Ray forwards to every driver as "(autoscaler +12s) Warning: …".
+_WARNING_LEADER = re.compile(r"(?:WARNING|WARN|Warning)\b")
+
+
+def logged_as_warning(evidence: Evidence) -> bool:
+    """Whether its own program logged the line as a warning: the level word in its prefix or stamp, or a
+    message that opens with it. Such a line may be one the run goes past (Ray repeats its scheduling
+    warning while a request waits, and the request is often served): a live alert waits for the end."""
+    message = evidence.message or evidence.text
+    at = evidence.text.find(message) if message else -1
+    prefix = evidence.text[:at] if at > 0 else ""
+    return bool(_WARNED.search(prefix) or _WARNING_STAMP.search(evidence.text) or _WARNING_LEADER.match(message))
+
+
 def warned_and_went_on(evidence: Evidence, lines_in: Mapping[str, int]) -> bool:
     """Whether `evidence` was logged at WARNING level and its input went on well past it."""
     message = evidence.message or evidence.text

@@ -39,6 +39,7 @@ from rlfix.integrations.ray_jobs import (
     Ownership,
     api_jobs,
     clip,
+    driver_first,
     feed_job,
     feed_node,
     folder_files,
@@ -216,7 +217,7 @@ def diagnose_job(
 
 def _last_words_live(triage: Triage, url: str, job_id: str | None) -> Report:
     """The report, with the job's dead workers' last words on its death and OOM-kill diagnoses."""
-    report = triage.report()
+    report = driver_first(triage.report())
     if not job_id or not any(d.id in DEATHS for top in report.diagnoses for d in (top, *top.folded)):
         return report
 
@@ -530,7 +531,7 @@ def _folder_section(
         workers = frozenset(w for w, j in owners.workers.items() if j == span.job_id)
         feed_state(triage, url, job_id=span.job_id, worker_ids=workers, kinds=("actors", "workers"))
         feed_job_node_deaths(triage, url, span.job_id, span.window(), nodes)
-    report = triage.report()
+    report = driver_first(triage.report())
     if span.job_id:
         report = with_last_words(report, dead_in_folder(logs, span.job_id))
     heading = _heading(span) + (f"; worker files read in {_ORDER_WORDS[worker_order]}" if worker_order else "")
@@ -707,7 +708,7 @@ def _job_reports(
         if url and span.job_id:
             feed_state(triage, url, job_id=span.job_id, kinds=("actors",))
             feed_job_node_deaths(triage, url, span.job_id, span.window(), nodes)
-        report = with_last_words(triage.report(), from_parts(dead))
+        report = with_last_words(driver_first(triage.report()), from_parts(dead))
         sections.append(JobSection(span.key, _heading(span), report, span.to_dict()))
     if job is not None and not sections:
         raise UsageError(f"no job {job!r} on this cluster (`ray job list` shows the jobs)")

@@ -30,14 +30,16 @@ from pathlib import Path
 from typing import Any
 
 from rlfix.clock import epoch, parse
+from rlfix.conclude.unrecognized import UNRECOGNIZED_ID
 from rlfix.core import Triage
-from rlfix.details import ExitStatus
+from rlfix.details import ExitStatus, FirstFailure
 from rlfix.integrations.ray_links import FROM_API, NO_DRIVER, UNKNOWN, session_links
 from rlfix.integrations.ray_logs import (
     SHARED_KINDS,
     Cut,
     LogFile,
     Window,
+    classify,
     feed_session_logs,
     session_log_files,
     text_lines,
@@ -45,6 +47,7 @@ from rlfix.integrations.ray_logs import (
 )
 from rlfix.integrations.ray_order import order_workers
 from rlfix.integrations.ray_owners import Ownership as Ownership  # re-exported: the ownership of a folder's files
+from rlfix.report import Report
 
 #: Kinds of shared log that name no job by design (`is_node_only`).
 NODE_ONLY_KINDS = frozenset({"autoscaler"})
@@ -431,6 +434,30 @@ def feed_node(
     feed_session_logs(triage, logs, keep=lambda log: log in mine and not is_node_only(log), cut=cut, cut_all=cut_all)
     # The autoscaler's log is the node's whole, jobs' windows or not (only a time asked for cuts it).
     feed_session_logs(triage, logs, keep=lambda log: log in mine and is_node_only(log), cut=asked, cut_all=cut_all)
+
+
+def driver_first(report: Report) -> Report:
+    """A failure no signature knows quotes the job's own driver log first, its last error line leading.
+
+    Issue 22 item 2: the driver log is the job's own word; a shared node log's line in its window
+    (the raylet's "Disconnecting client …", which names no job) is context. Which line the input
+    happened to end with depends on the order the files were read or merged in (`ray cluster` joins
+    each node's part, `ray job` reads the cluster's logs after the driver's), so the order is set here.
+    """
+    top = report.top
+    if top is None or top.id != UNRECOGNIZED_ID:
+        return report
+    own = [e for e in top.evidence if classify(e.source.rsplit(":", 1)[-1]).kind == "driver"]
+    if not own or top.evidence[0] in own:
+        return report
+    last = max(own, key=lambda e: e.order)
+    rest = [e for e in top.evidence if e is not last]
+    lead = replace(top, evidence=(last, *sorted(rest, key=lambda e: e not in own)))
+    said = report.insights
+    if said.first_failure is not None and said.first_failure.id == top.id:
+        first = FirstFailure(top.id, last.source, last.line, last.rank, last.worker, last.node)
+        said = replace(said, first_failure=first)
+    return replace(report, diagnoses=(lead, *report.diagnoses[1:]), insights=said)
 
 
 def outcome(status: object, driver_exit_code: int | None = None) -> ExitStatus | None:

@@ -1,8 +1,9 @@
 """Which Ray job id a submission's driver had, from what the session's own files say, never from time.
 
 Offline (a copied session folder, no Jobs API), a submission (`raysubmit_…`) and the job id its
-driver registered with the GCS (`02000000`) are linked only by what Ray itself wrote in the
-submission's driver log, `job-driver-<submission id>.log`:
+driver registered with the GCS (`02000000`) are linked only by what Ray itself wrote: its record
+of the driver when the cluster exports one (below), else the submission's driver log,
+`job-driver-<submission id>.log`:
 
 - **worker output forwarded to the driver.** The driver prints its own job's worker lines only,
   prefixed `(ActorName pid=N)` (`(pid=N)` without a name; `, ip=…` when the worker ran on another
@@ -22,16 +23,27 @@ driver log without the supervisor's `Running entrypoint for job …` line
 (a failed runtime_env): it has no job id. Pairing by the order or the time of registrations is
 not done: with overlapping submissions it gave 11 of 20 submissions another job's id.
 
+Before both, **Ray's own record of the driver**, when the cluster wrote it: the export API's
+`export_events/event_EXPORT_DRIVER_JOB.log` (`src/ray/protobuf/export_driver_job_event.proto`,
+written by the GCS when `RAY_enable_export_api_write=1` or `RAY_enable_export_api_write_config`
+names `EXPORT_DRIVER_JOB`; off by default) holds each driver's job id (base64 of its 4 bytes) and
+its job config's metadata, where the job supervisor put `job_submission_id`
+(`ray/dashboard/modules/job/job_supervisor.py`). It links every submission whose driver
+registered, also a driver that printed nothing.
+
 Checked on a real Ray 2.60 session and found to link nothing offline: `gcs_server.out`'s
 `Registering job. job_id=… driver_pid=…` (no file names the driver pid with its submission: the
-supervisor does not log its child's pid, and the driver log prints none); `jobs/supervisor-<id>.log`
-and the supervisor's `worker-…-01000000-<pid>` files (their `job_id=` is the dashboard's own job);
-`events/event_JOBS.log` and `dashboard_agent.log` (submission ids only); the export events (off by
-default, empty).
+supervisor does not log its child's pid, and the driver log prints none);
+`python-core-driver-<job id>…_<pid>.log` and `raylet.out`'s `Driver (pid=…) is disconnected …
+job_id=…` (job id and pid only); `jobs/supervisor-<id>.log` and the supervisor's
+`worker-…-01000000-<pid>` files (their `job_id=` is the dashboard's own job);
+`events/event_JOBS.log` and `dashboard_agent.log` (submission ids only).
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -41,6 +53,7 @@ from rlfix.integrations.ray_logs import ANSI, WORKER_FILE, text_lines
 
 #: How a submission's job id is known: the Jobs API said it, the driver log names it, or neither.
 FROM_API = "jobs-api"
+FROM_EXPORT = "export event"
 FROM_WORKER_OUTPUT = "driver-log worker output"
 FROM_ACTOR_ID = "driver-log actor id"
 NO_DRIVER = "no driver started"
@@ -57,6 +70,8 @@ _ENTRYPOINT = "Running entrypoint for job "
 # it and without `_ENTRYPOINT` is one whose driver never started.
 _SETTING_UP = ("Runtime env is setting up.", "runtime_env setup failed")
 _NO_JOB = "ffffffff"
+#: A job id is 4 bytes (`src/ray/common/id.h`, `JobID::kLength`).
+_JOB_ID_BYTES = 4
 
 
 @dataclass(frozen=True)
@@ -118,13 +133,36 @@ def _decide(never_started: bool, forwarded: set[str], actors: set[str]) -> Link:
     return Link(None, UNKNOWN)
 
 
-def session_links(logs: Path, submissions: Iterable[str], internal: frozenset[str] = frozenset()) -> dict[str, Link]:
-    """Each submission's `Link`, from its `job-driver-<submission id>.log` in the logs folder `logs`.
+def export_links(logs: Path) -> dict[str, str]:
+    """Submission id -> job id from Ray's export events of drivers (see the module's docstring); a
+    submission two job ids claim is neither's. Empty when the cluster wrote none (the default)."""
+    seen: dict[str, set[str]] = {}
+    for raw in text_lines(logs / "export_events" / "event_EXPORT_DRIVER_JOB.log"):
+        try:
+            data = json.loads(raw).get("event_data") or {}
+            submission = data["config"]["metadata"]["job_submission_id"]
+            job = base64.b64decode(data["job_id"], validate=True)
+        except (ValueError, TypeError, KeyError, AttributeError):
+            continue  # a cut or foreign line, or a driver started by hand (no submission id)
+        if isinstance(submission, str) and len(job) == _JOB_ID_BYTES:
+            seen.setdefault(submission, set()).add(job.hex())
+    return {sub: next(iter(jobs)) for sub, jobs in seen.items() if len(jobs) == 1}
 
-    A job id two driver logs claim is neither's (one of the links would be wrong).
+
+def session_links(logs: Path, submissions: Iterable[str], internal: frozenset[str] = frozenset()) -> dict[str, Link]:
+    """Each submission's `Link`: Ray's export event of its driver when there is one, else what its
+    `job-driver-<submission id>.log` in the logs folder `logs` names.
+
+    A job id two submissions claim is neither's (one of the links would be wrong).
     """
     pids = pid_jobs(p.name for p in [*logs.glob("worker-*"), *logs.glob("old/worker-*")])
-    links = {sub: driver_link(logs / f"job-driver-{sub}.log", pids, internal) for sub in submissions}
+    exported = export_links(logs)
+    links = {
+        sub: Link(exported[sub], FROM_EXPORT)
+        if exported.get(sub) not in (None, *internal)
+        else driver_link(logs / f"job-driver-{sub}.log", pids, internal)
+        for sub in submissions
+    }
     claims: dict[str, int] = {}
     for link in links.values():
         if link.job_id is not None:

@@ -93,13 +93,19 @@ def first_error(log: LogFile, kb: KnowledgeBase) -> FirstError | None:
     return first[0] if first else None
 
 
-def order_workers(workers: list[LogFile], kb: KnowledgeBase, driver_log: Path | None = None) -> WorkerOrder:
-    """`workers` (one job's worker files, in name order) in the order their first errors happened."""
+def order_workers(
+    workers: list[LogFile], kb: KnowledgeBase, driver_log: Path | None = None, file_times: bool = True
+) -> WorkerOrder:
+    """`workers` (one job's worker files, in name order) in the order their first errors happened.
+
+    `file_times=False` for copies (fetched from a live cluster), whose modification times are the copy's.
+    """
     found = {log: first_error(log, kb) for log in workers}
     failing = [log for log in workers if found[log] is not None]
     if len(failing) < 2:
         return WorkerOrder(tuple(workers))
-    for by, rule in ((BY_TIMESTAMPS, _by_stamps), (BY_DRIVER_LOG, _by_driver(driver_log)), (BY_FILE_TIMES, _by_mtime)):
+    rules = [(BY_TIMESTAMPS, _by_stamps), (BY_DRIVER_LOG, _by_driver(driver_log))]
+    for by, rule in [*rules, *([(BY_FILE_TIMES, _by_mtime)] if file_times else [])]:
         keys = rule({log: found[log] for log in failing})  # type: ignore[misc]
         if keys is not None:
             ordered = sorted(failing, key=lambda log: keys[log])  # stable: ties keep name order

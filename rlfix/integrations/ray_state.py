@@ -13,18 +13,22 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import socket
+import tempfile
 import time
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, BinaryIO
 
 from rlfix.core import Triage
 from rlfix.errors import InputError
 from rlfix.integrations.ray_chatter import quiet
 from rlfix.integrations.ray_connect import DEFAULT_TIMEOUT, bounded, dashboard_for
-from rlfix.integrations.ray_logs import SHARED_KINDS, Identity, Since, belongs_to_job, classify
+from rlfix.integrations.ray_logs import SHARED_KINDS, Identity, LogFile, Since, belongs_to_job, classify
+from rlfix.integrations.ray_order import order_workers
 from rlfix.integrations.ray_owners import Ownership
 
 #: Records read per state-API list call (dead workers, dead actors).
@@ -405,6 +409,16 @@ def feed_node_log(
     by that instead (`ray_owners`). `kind` (`ray_logs.RULES`) drops what is no job's failure in
     that kind of log (`ray_chatter`: rlfix's own report echoed in a driver log).
     """
+    with _node_log(address, node_id, filename) as stream:
+        plain = quiet(kind, None)
+        stream = plain(stream) if plain is not None else stream
+        cut = since is not None or identity is not None
+        triage.feed_stream(Since(stream, since, until, identity=identity) if cut else stream, source)  # type: ignore[arg-type]
+
+
+@contextlib.contextmanager
+def _node_log(address: str, node_id: str, filename: str) -> Iterator[BinaryIO]:
+    """One node log (its last `MAX_REMOTE_LINES` lines) from the dashboard, as a binary stream."""
     import requests
 
     query = urllib.parse.urlencode(
@@ -415,11 +429,35 @@ def feed_node_log(
     ) as resp:
         if resp.status_code != 200:
             raise RuntimeError(f"HTTP {resp.status_code}: {resp.text[:200]}")
-        stream: BinaryIO = _Chunks(resp.iter_content(chunk_size=1 << 20))  # type: ignore[assignment]
-        plain = quiet(kind, None)
-        stream = plain(stream) if plain is not None else stream
-        cut = since is not None or identity is not None
-        triage.feed_stream(Since(stream, since, until, identity=identity) if cut else stream, source)  # type: ignore[arg-type]
+        yield _Chunks(resp.iter_content(chunk_size=1 << 20))  # type: ignore[misc]
+
+
+def _feed_workers_in_order(
+    triage: Triage, address: str, node_id: str, ip: str, names: list[str], driver: str | None
+) -> None:
+    """A job's worker files on one node, read in the order their first errors happened (`ray_order`, as
+    `ray logs` reads a folder: timestamps, else the order its driver log received them), not by their
+    random names. Each file is fetched once into a private temporary folder first, since the order
+    needs every file's first error before any is fed; file times there are the fetch's, so unused."""
+    with tempfile.TemporaryDirectory(prefix="rlfix-ray-") as tmp:
+        fetched: dict[LogFile, str] = {}
+        for index, name in enumerate([*names, *([driver] if driver else [])]):
+            # One folder per file: `old/` may hold a file of the same name; the name keeps its pid.
+            path = Path(tmp) / str(index) / name.rsplit("/", 1)[-1]
+            path.parent.mkdir()
+            try:
+                with _node_log(address, node_id, name) as stream, path.open("wb") as out:
+                    shutil.copyfileobj(stream, out)
+            except Exception as exc:
+                triage.add_skipped(f"ray log {ip}:{name}", _one_line(exc))
+                continue
+            fetched[LogFile(path, classify(path.name))] = name
+        workers = [log for log, name in fetched.items() if name != driver]
+        at = next((log.path for log, name in fetched.items() if name == driver), None)
+        order = order_workers(workers, triage.kb, at, file_times=False)
+        for log in order.files:
+            with log.path.open("rb") as fh:
+                triage.feed_stream(fh, f"{ip}:{fetched[log]}")
 
 
 def feed_cluster_logs(
@@ -451,23 +489,37 @@ def feed_cluster_logs(
             # A node that died since the listing cannot serve its logs: the job's own are read.
             triage.add_skipped(f"ray logs of node {ip}", _one_line(exc))
             continue
-        chosen = []
+        chosen = _chosen(names, job_id, submission_id)
         identity = _identity(names, job_id, submission_id, job_id is None if supervised is None else supervised)
-        for name in names:
-            base = name.rsplit("/", 1)[-1]
-            rule = classify(base)
-            if not rule.scan or rule.kind in ("driver", "other") or not belongs_to_job(base, job_id, submission_id):
-                continue
-            if rule.kind == "autoscaler" and (job_id or submission_id):
-                continue  # names no job by design: the node's, not this job's (`ray_jobs.is_node_only`)
-            chosen.append((rule.order, name, rule.kind in SHARED_KINDS))
+        # One job's worker files are ordered together (all jobs' files, read for no job, are not one run).
+        kinds = {name: classify(name.rsplit("/", 1)[-1]).kind for _, name, _ in chosen}
+        workers = [name for _, name, _ in sorted(chosen) if kinds[name] == "worker"] if job_id else []
+        driver = next((n for n in names if submission_id and n.endswith(f"job-driver-{submission_id}.log")), None)
         for _, name, shared in sorted(chosen, key=lambda c: (c[0], c[1])):
+            if name in workers:
+                if name == workers[0]:  # the job's worker files together, by when each failed
+                    _feed_workers_in_order(triage, address, node_id, ip, workers, driver)
+                continue
             try:
                 start, end = (since, until) if shared and since is not None else (None, None)
                 own = identity if shared else None
                 feed_node_log(triage, address, node_id, name, f"{ip}:{name}", start, end, identity=own)
             except Exception as exc:
                 triage.add_skipped(f"ray log {ip}:{name}", _one_line(exc))
+
+
+def _chosen(names: list[str], job_id: str | None, submission_id: str | None) -> list[tuple[int, str, bool]]:
+    """The node's files to read for a job (or all jobs): (read order, name, whether shared by every job)."""
+    chosen = []
+    for name in names:
+        base = name.rsplit("/", 1)[-1]
+        rule = classify(base)
+        if not rule.scan or rule.kind in ("driver", "other") or not belongs_to_job(base, job_id, submission_id):
+            continue
+        if rule.kind == "autoscaler" and (job_id or submission_id):
+            continue  # names no job by design: the node's, not this job's (`ray_jobs.is_node_only`)
+        chosen.append((rule.order, name, rule.kind in SHARED_KINDS))
+    return chosen
 
 
 def _identity(names: list[str], job_id: str | None, submission_id: str | None, supervised: bool) -> Identity | None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from rlfix.alerts import Alert
 from rlfix.clock import epoch, parse
+from rlfix.conclude.handled import logged_as_warning
 from rlfix.core import Triage
 from rlfix.integrations.ray_owners import Ownership
 from rlfix.kb.load import KnowledgeBase
@@ -60,6 +61,9 @@ class Alerter:
     pending: list[tuple[Evidence, str, float, Triage]] = field(default_factory=list)
     #: Alerts of roots another root explains, waiting `grace` for it (dropped when it comes).
     explainable: list[tuple[Evidence, str, float]] = field(default_factory=list)
+    #: Roots first seen on a line logged as a warning, waiting for the job's end to say whether the
+    #: run went past them (`ended`).
+    warned: dict[str, Evidence] = field(default_factory=dict)
 
     def callback(self, triage: Callable[[], Triage]) -> Alert:
         """The `on_new` for a triage (given lazily: the callback exists before the triage does)."""
@@ -69,8 +73,17 @@ class Alerter:
             if self.on_alert is None or sig is None or not sig.is_root or sig_id in self.seen:
                 return
             # A warning is worth a note in the report, never an alert (issue 22: a healthy job alerted on
-            # one); the fallback (an uncaught exception) after a root already alerted is that root's symptom.
-            if sig.severity is Severity.WARNING or (sig.fallback and self.seen) or self._explained(sig_id):
+            # one); the fallback (an uncaught exception) after a root already alerted, or after a warned
+            # one that may be the cause, is that root's symptom.
+            if sig.severity is Severity.WARNING or (sig.fallback and (self.seen or self.warned)):
+                return
+            if self._explained(sig_id):
+                return
+            if logged_as_warning(evidence):
+                # Its program said "warning": Ray repeats "cannot be scheduled right now" while a request
+                # waits, and a healthy job's request is often served a moment later. Whether the run went
+                # past it is known at the end (issue 22: both healthy jobs alerted on it).
+                self.warned.setdefault(sig_id, evidence)
                 return
             self.seen.add(sig_id)
             if is_wrapper(evidence.text):
@@ -91,12 +104,17 @@ class Alerter:
 
     def ended(self, report: Report) -> None:
         """A job that ended failed of a cause never alerted (an actor SIGKILLed: Ray's `ActorDiedError` is
-        a symptom, and no root line was ever printed) is alerted now, on its report's first evidence."""
+        a symptom, and no root line was ever printed) is alerted now, on its report's first evidence.
+
+        A root seen only on warning lines alerts only here, and only when the report still names it the
+        cause (first): a job that succeeded, or went past the warning, has no diagnosis of it."""
         top = report.top
+        warned, self.warned = self.warned, {}
         # Only when nothing was alerted: a job whose root was alerted live has had its alert.
-        if self.on_alert is not None and report.failed and top is not None and top.evidence and not self.seen:
-            self.seen.add(top.id)
-            self.on_alert(top.first, top.id)
+        if self.on_alert is None or not report.failed or top is None or not top.evidence or self.seen:
+            return
+        self.seen.add(top.id)
+        self.on_alert(warned.get(top.id, top.first), top.id)
 
     def tick(self, force: bool = False) -> None:
         """Fire the waiting alerts whose grace is over (all of them with `force`)."""

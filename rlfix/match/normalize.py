@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from rlfix.details import RAY_PROCESSES
 from rlfix.model import Line, bounded_int
 
 # Stdlib `re` on purpose: these run on every candidate line and `re` is faster for simple cases.
@@ -37,7 +38,8 @@ _PY_LOGGING = re.compile(r"(DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+[\w./-]+:\d+\s+
 # A margin that log viewers and pasted tables put before each line: `| [rank0]: ...`, `│ ...`.
 _MARGIN = re.compile(r"[|│┃]\s*")
 _GLOG_LEVELS = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FATAL"}
-_RAY_NAMED = frozenset({"raylet", "autoscaler", "scheduler", "gcs_server", "monitor", "dashboard"})
+#: Bare names that make "(name) " a Ray prefix: Ray's own processes ("(1) The process ..." is prose).
+_RAY_NAMED = RAY_PROCESSES
 
 MAX_PREFIXES = 8
 
