@@ -66,3 +66,14 @@ def test_similar_signatures_are_suggested(builtin_kb: KnowledgeBase) -> None:
     assert top is not None
     if top.id == "python-exception":
         assert top.details.similar, top.details
+
+
+def test_a_short_line_is_similar_to_nothing(builtin_kb: KnowledgeBase) -> None:
+    # Token-set similarity alone scores "exit 1" 100 against any example containing both words
+    # (issue 22: a bare exit-1 job was told it looked like gpu-hardware-fault).
+    from rlfix.conclude.unrecognized import similar_signatures
+
+    assert similar_signatures(builtin_kb, "exit 1") == ()
+    assert similar_signatures(builtin_kb, "SystemExit: 1") == ()
+    near = similar_signatures(builtin_kb, "RuntimeError: CUDA error: an illegal memory access was encountered in x")
+    assert near and near[0].id == "cuda-illegal-memory-access"

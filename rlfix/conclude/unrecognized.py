@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from rlfix.conclude.remedies import choose_remedies
@@ -39,6 +40,25 @@ UNRECOGNIZED = Signature(
 )
 
 
+#: Words every error line uses: sharing them says nothing about which failure it is.
+_COMMON_WORDS = frozenset(
+    "error errors failed failure fatal exception exceptions process processes exit exited code status "
+    "with from that this have been none line file most recent call last traceback raise raised during "
+    "while when could cannot unable warning info debug worker workers".split()
+)
+_WORD = re.compile(r"[a-z][a-z0-9_]{3,}")
+
+
+def _telling_words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in _COMMON_WORDS}
+
+
+#: A signature is "similar" only when its example shares this many telling words with the line:
+#: token-set similarity alone calls a short line ("exit 1") a perfect match of any example that
+#: contains its words.
+MIN_SHARED_WORDS = 2
+
+
 @lru_cache(maxsize=8)
 def _choices(kb: KnowledgeBase) -> tuple[tuple[str, str], ...]:
     return tuple((sig.id, line) for sig in kb if not sig.fallback for line in (sig.title, *sig.examples.match))
@@ -47,16 +67,20 @@ def _choices(kb: KnowledgeBase) -> tuple[tuple[str, str], ...]:
 def similar_signatures(
     kb: KnowledgeBase, text: str, limit: int = 3, cutoff: float = 45.0
 ) -> tuple[SimilarSignature, ...]:
-    """Known signatures whose examples look most like `text` (rapidfuzz token-set similarity, 0-100)."""
+    """Known signatures whose examples look most like `text` (rapidfuzz token-set similarity, 0-100),
+    among those sharing at least MIN_SHARED_WORDS telling words with it."""
     from rapidfuzz import fuzz, process
 
     choices = _choices(kb)
     if not text or not choices:
         return ()
     scored: dict[str, float] = {}
-    for _choice, score, index in process.extract(
+    words = _telling_words(text)
+    for choice, score, index in process.extract(
         text, [c[1] for c in choices], scorer=fuzz.token_set_ratio, limit=50, score_cutoff=cutoff
     ):
+        if len(words & _telling_words(choice)) < MIN_SHARED_WORDS:
+            continue
         sig_id = choices[index][0]
         scored[sig_id] = max(scored.get(sig_id, 0.0), float(score))
     best = sorted(scored.items(), key=lambda kv: -kv[1])[:limit]
