@@ -19,7 +19,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from scripts.catalogue import native_parse as np_
-from scripts.catalogue.common import Entry, template_key, write_catalogue
+from scripts.catalogue.apply_review import apply as apply_review
+from scripts.catalogue.apply_review import load_review
+from scripts.catalogue.common import Entry, cap, dedupe, template_key, write_catalogue
 from scripts.catalogue.labels_native import label
 
 GENERATOR = "python scripts/catalogue/mine_native.py --src SRC"
@@ -905,12 +907,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", default=None, help="projects to mine (default: all)")
     args = parser.parse_args(argv)
     miners = _projects(args.src, args.cuda, args.work)
+    review = load_review()
     for project in args.only or list(miners):
         rows = miners[project]()
         entries = []
         for row in rows:
             expect, why = label(row, DOCS)
             entries.append(Entry(**row, expect=expect, why=why))
+        # The second reader's review (review_native.yaml) overrides the rules after the cap, so the
+        # cap draws the same entries as before the review and the written file equals the committed one.
+        entries = apply_review(cap(dedupe(entries)), review)
         path = write_catalogue(project, entries, GENERATOR)
         print(
             f"{project}: {len({template_key(e.template) for e in entries})} entries -> {path.relative_to(path.parents[2])}"
