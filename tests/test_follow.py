@@ -169,3 +169,33 @@ def test_cli_follow_errors_are_one_line(tmp_path: Path) -> None:
     two = subprocess.run([*RLFIX, "diagnose", "--follow", "a", "b"], capture_output=True, text=True, timeout=60)
     assert two.returncode == 2
     assert two.stderr.strip() == "rlfix: error: --follow needs exactly one FILE"
+
+
+NCCL_TIMEOUT_LINE = (
+    "[rank0]:[E709 17:05:38.162555850 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective operation "
+    "timeout: WorkNCCL(SeqNum=20585, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for "
+    "600000 milliseconds before timing out.\n"
+)
+SPILL_LINE = "(raylet) Spilled 12345 MiB, 321 objects, write throughput 1024 MiB/s. Set RAY_verbose_spill_logs=0 to disable this message.\n"
+WARNED_UNSCHEDULABLE = (
+    "(autoscaler +12s) Warning: The following resource request cannot be scheduled right now: {'GPU': 1.0}. "
+    "This is likely due to all cluster resources being claimed by actors.\n"
+)
+
+
+def test_follow_alerts_once_on_the_root_never_on_its_symptoms_or_warnings(tmp_path: Path) -> None:
+    # The same policy as `ray job --follow` (rlfix.integrations.alerting): a warning-severity finding
+    # and a root seen only on a warning line are notes; the NCCL timeouts a CUDA error causes are its
+    # symptoms, not a second alert.
+    log = tmp_path / "train.log"
+    steps = "".join(f"step {i} loss=0.4\n" for i in range(2, 7))
+    log.write_text("step 1 loss=0.5\n" + SPILL_LINE + WARNED_UNSCHEDULABLE + steps)
+    f = Follower(log)
+    time.sleep(0.3)
+    assert f.alerts == []
+    append(log, CUDA_LINE + NCCL_TIMEOUT_LINE + NCCL_TIMEOUT_LINE.replace("rank0", "rank1"))
+    wait_for(lambda: f.alerts == ["cuda-illegal-memory-access"])
+    time.sleep(0.3)
+    report = f.finish()
+    assert report.top is not None and report.top.id == "cuda-illegal-memory-access"
+    assert f.alerts == ["cuda-illegal-memory-access"]

@@ -310,7 +310,7 @@ def test_windows_hold_in_any_zone(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 
 def test_alert_on_rays_wrapper_line_waits_for_the_real_line() -> None:
-    from rlfix.integrations.ray_watch import Alerter
+    from rlfix.integrations.alerting import Alerter
 
     now = [0.0]
     alerts: list[tuple[str, str]] = []
@@ -558,7 +558,7 @@ def test_following_skips_raylet_records_naming_another_job() -> None:
 def test_follow_alerts_on_the_root_only_and_on_a_failure_nothing_alerted() -> None:
     """`--follow` (issue 22 item 7): no alert on a warning, none on the NCCL timeouts after the CUDA error
     that explains them, and a job that failed with nothing alerted (an actor SIGKILLed) is alerted at its end."""
-    from rlfix.integrations.ray_watch import Alerter
+    from rlfix.integrations.alerting import Alerter
     from rlfix.kb.load import load_knowledge
 
     kb = load_knowledge()
@@ -608,7 +608,7 @@ def test_follow_alerts_on_a_warning_only_when_the_job_ends_of_it(warning: str) -
     scheduled right now" while a request waits) is no alert while the run may go past it. A job that
     succeeded after it gets none; a job that failed of it (its report names it first) gets one, at its end,
     on the warning line, and the uncaught GetTimeoutError after it is its symptom."""
-    from rlfix.integrations.ray_watch import Alerter
+    from rlfix.integrations.alerting import Alerter
     from rlfix.kb.load import load_knowledge
 
     kb = load_knowledge()

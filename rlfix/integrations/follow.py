@@ -25,6 +25,7 @@ from typing import BinaryIO, Protocol
 from rlfix.alerts import Alert
 from rlfix.core import Triage
 from rlfix.errors import InputError
+from rlfix.integrations.alerting import Alerter
 from rlfix.match.matcher import MAX_LINE, OVERLAP
 from rlfix.model import Evidence, Kind, Severity
 from rlfix.report import Report
@@ -84,22 +85,26 @@ class LineFeeder:
 
 
 @contextlib.contextmanager
-def alert_on_roots(triage: Triage, on_alert: Alert) -> Iterator[None]:
-    """Call `on_alert(evidence, id)` the first time each root-cause signature matches."""
+def alert_on_roots(triage: Triage, on_alert: Alert) -> Iterator[Alerter]:
+    """Alert through `on_alert(evidence, id)` as the shared policy says (`alerting.Alerter`: once per
+    root cause, never on a warning or a symptom of an alerted root); on leaving, the alerts still
+    waiting fire. A root seen only on a warning line is not alerted here: the report printed at the
+    end says whether the run went past it."""
     previous = triage.on_new
+    alerter = Alerter(triage.kb, on_alert)
+    alert = alerter.callback(lambda: triage)
 
     def on_new(evidence: Evidence, sig_id: str) -> None:
         if previous is not None:
             previous(evidence, sig_id)
-        sig = triage.kb.get(sig_id)
-        if sig is not None and sig.kind is Kind.ROOT:
-            on_alert(evidence, sig_id)
+        alert(evidence, sig_id)
 
     triage.on_new = on_new
     try:
-        yield
+        yield alerter
     finally:
         triage.on_new = previous
+        alerter.tick(force=True)
 
 
 class StopFlag:
@@ -162,7 +167,7 @@ def follow(
     fh = _open(Path(name))
     last_growth = time.monotonic()
     try:
-        with alert_on_roots(triage, on_alert):
+        with alert_on_roots(triage, on_alert) as alerter:
             while True:
                 if stop is not None and stop.is_set():
                     # Checked before every read: on /dev/zero or a fast writer reads never come
@@ -173,6 +178,7 @@ def follow(
                     feeder.push(chunk)
                     last_growth = time.monotonic()
                     continue
+                alerter.tick()
                 reopened = _follow_rotation(Path(name), fh, feeder)
                 if reopened is not None:
                     fh, last_growth = reopened, time.monotonic()

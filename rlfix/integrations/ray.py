@@ -31,6 +31,7 @@ from rlfix.core import Triage
 from rlfix.details import NodeScan
 from rlfix.errors import InputError, UsageError
 from rlfix.fleet.sections import NODE, JobReports, JobSection
+from rlfix.integrations.alerting import Alerter
 from rlfix.integrations.ray_chatter import driver_chatter, driver_lines
 from rlfix.integrations.ray_connect import DEFAULT_TIMEOUT, bounded, init_quietly, ray_boundary, require_gcs
 from rlfix.integrations.ray_dead import DEATHS, dead_in_folder, dead_live, from_parts, with_last_words
@@ -76,7 +77,7 @@ from rlfix.integrations.ray_state import (
     node_log_lines,
     reachable,
 )
-from rlfix.integrations.ray_watch import Alerter, Fetch, NodeTail
+from rlfix.integrations.ray_watch import Fetch, NodeTail
 from rlfix.kb.load import KnowledgeBase, load_knowledge
 from rlfix.report import Report
 from rlfix.retry import RetryPolicy
@@ -272,7 +273,7 @@ def watch_job(
     `raylet.out` (from the job's start) are read too (`ray_watch.NodeTail`, bounded), so a
     memory-monitor kill or an actor's traceback alerts before the driver notices.
     `on_alert(evidence, signature_id)` is called once per root cause, on the real line: one
-    raised on Ray's wrapper line waits `ray_watch.WRAPPER_GRACE` seconds for it. When the job
+    raised on Ray's wrapper line waits `alerting.WRAPPER_GRACE` seconds for it. When the job
     ends, worker-side evidence (state API, node logs) is added; if it ended FAILED,
     `on_failure(report)` is called. Returns the final report (or, after `timeout` seconds, the
     report so far). Each connection step takes at most `connect_timeout` seconds.
