@@ -85,3 +85,11 @@ def test_parenthesised_prose_is_not_a_ray_prefix(prose: str) -> None:
 
 def test_clean_strips_ansi_and_controls_but_keeps_text() -> None:
     assert clean("\x1b[1m\x1b[31mERROR\x1b[0m: x\x00y\x07 ") == "ERROR: xy"
+
+
+def test_rays_core_log_prefix_gives_the_level() -> None:
+    # src/ray/util/logging.cc: `[time level pid tid] (process) file:line: message`.
+    line = normalize("[2026-11-26 14:10:50,123 F 12345 12400] (raylet) bundle_spec.cc:216: Check failed: x")
+    assert line.level == "FATAL" and line.worker == "raylet"
+    assert line.message.startswith("bundle_spec.cc:216: Check failed")
+    assert normalize("[2026-11-26 14:10:50,123 I 12345 12400] main.cc:1: Starting raylet").level == "INFO"

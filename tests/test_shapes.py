@@ -181,6 +181,31 @@ ERROR_LINES: list[tuple[str, str, str]] = [
         "Linux mm/oom_kill.c",
     ),
     ("Memory cgroup out of memory: Killed process 4242 (ray::RolloutWorker)", "kernel", "Linux mm/oom_kill.c (cgroup)"),
+    ("NVRM: nv-caps-imex failed to create channel0.", "kernel", "open-gpu-kernel-modules nv-caps-imex.c"),
+    ("slurmstepd: fatal: Failed to read cgroup state from slurmd", "severity", "slurm src/slurmd/slurmstepd"),
+    ("srun: fatal: failed to initialize compress plugin", "severity", "slurm src/srun"),
+    (
+        "node01:12345:12400 [0] bootstrap.cc:126 NCCL WARN Bootstrap : no socket interface found",
+        "severity",
+        "NVIDIA/nccl src/bootstrap.cc (WARN)",
+    ),
+    (
+        "/pytorch/aten/src/ATen/native/cuda/Loss.cu:166: kernel: block: [1,0,0], thread: [1,0,0] "
+        "Assertion `INDEX < N_CLASSES` failed.",
+        "assert",
+        "pytorch c10/macros/Macros.h CUDA_KERNEL_ASSERT",
+    ),
+    (
+        "python3: malloc.c:2379: sysmalloc: Assertion `(old_top == initial_top (av) && old_size == 0)' failed.",
+        "assert",
+        "glibc assert.c",
+    ),
+    ("Status: Failed, Reason: Evicted", "orchestrator", "kubernetes kubectl describe pod"),
+    (
+        "  Warning  Evicted  2m  kubelet  The node was low on resource: memory.",
+        "orchestrator",
+        "kubernetes pkg/kubelet/eviction",
+    ),
 ]
 
 # Wrappers a paste tool or a progress bar put in front of an error line: the shape shows through.

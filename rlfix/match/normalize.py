@@ -31,6 +31,9 @@ _VLLM = re.compile(
     r"(DEBUG|INFO|WARNING|ERROR|CRITICAL) (\d{2}-\d{2} \d{2}:\d{2}:\d{2})(?:\.\d+)? \[?([\w./-]+:\d+)\]\s?"
 )
 _GLOG = re.compile(r"\[?([IWEF])(\d{3,4} \d{2}:\d{2}:\d{2}\.\d+)(?:\s+\d+)?\s+([\w./-]+:\d+)\]\s?")
+# Ray's C++ processes after the timestamp: `[2026-11-26 14:10:50,123 E 12345 12400] raylet.cc:12: ...`
+# (the timestamp rule takes `[2026-11-26 14:10:50,123 `, this takes `E 12345 12400] `).
+_RAY_CORE = re.compile(r"([DIWEF]) \d{1,10} \d{1,10}\]\s?")
 _GLOG_SHORT = re.compile(r"\[([IWEF]) ([\w./-]+:\d+)\]\s?")
 _LEVEL_BRACKET = re.compile(r"\[(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\]\s*")
 _LOCATION_BRACKET = re.compile(r"\[[\w./-]+:\d+(?::\w+)?\]\s*")
@@ -129,6 +132,14 @@ def _glog(text: str, f: _Fields) -> int:
     return 0
 
 
+def _ray_core(text: str, f: _Fields) -> int:
+    m = _RAY_CORE.match(text)
+    if not m:
+        return 0
+    f.level = "DEBUG" if m.group(1) == "D" else _GLOG_LEVELS[m.group(1)]
+    return m.end()
+
+
 def _bracketed(text: str, f: _Fields) -> int:
     m = _LEVEL_BRACKET.match(text)
     if m:
@@ -156,6 +167,7 @@ _RULES: tuple[Callable[[str, _Fields], int], ...] = (
     _ray,
     _vllm,
     _glog,
+    _ray_core,
     _bracketed,
 )
 
@@ -170,6 +182,7 @@ _FIRST_CHARS: dict[Callable[[str, _Fields], int], str] = {
     _ray: "(",
     _vllm: "DIWEC",
     _glog: "[IWEF",
+    _ray_core: "DIWEF",
     _bracketed: "[DIWEC",
 }
 _RULES_BY_FIRST: dict[str, tuple[Callable[[str, _Fields], int], ...]] = {

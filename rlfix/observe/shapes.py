@@ -16,7 +16,10 @@ the stack's own code prints, each with its source:
 - result codes: CUDA driver (`CUDA_ERROR_OUT_OF_MEMORY`, `CUresult`), CUDA runtime
   (`cudaErrorIllegalAddress`), NCCL (`ncclSystemError`, `NCCL error`), errno (`[Errno 28]`);
 - retries given up: urllib3's `Max retries exceeded`, `retries exhausted`, `giving up after N`;
-- tool usage errors: argparse's `prog: error: unrecognized arguments`;
+- tool usage errors: argparse's `prog: error: unrecognized arguments`; daemons' `slurmd: fatal: ...`;
+- asserts: glibc's and CUDA's device-side `Assertion `cond` failed`;
+- NCCL's `NCCL WARN` (its error channel), the kernel log's `NVRM:` lines naming a failure;
+- orchestrators: kubectl's `Status: Failed, Reason: ...` and the kubelet's `Warning  Evicted ...`;
 - shell and kernel death lines: bash's job report (`line 1: 123 Killed  python ...`), a bare
   `Killed`, `Segmentation fault (core dumped)`; the kernel's OOM killer, NVIDIA's `NVRM: Xid`,
   PCIe `AER: Uncorrected`.
@@ -54,6 +57,8 @@ _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("severity", re.compile(r"\[?(?:ERROR|FATAL|CRITICAL|CRIT|EMERG|ALERT)\]?(?:[\s:!]|$)")),
     ("severity", re.compile(r"(?:[Ee]rror|[Ff]atal(?: error)?|E(?:RROR|rror) occurred)(?:\s*\[\w+\])?[:!]\s")),
     ("usage", re.compile(r"[\w.\-/ ]{1,80}: error: \S")),
+    # Slurm's daemons and many C tools: `slurmstepd: fatal: ...`, `srun: fatal: ...`.
+    ("severity", re.compile(r"[\w.\-/]{1,40}: fatal: \S")),
     (
         "shell",
         re.compile(
@@ -81,12 +86,23 @@ _ANYWHERE: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("shell", re.compile(r": line \d{1,6}: +\d{1,9} (?:Killed|Segmentation fault|Bus error|Aborted|Terminated)\b")),
+    # glibc's assert() and CUDA's device-side assert (`X.cu:94: kernel: block: [0,0,0], thread: [1,0,0]
+    # Assertion `idx < n` failed.`).
+    # glibc quotes the condition `like this', CUDA `like this`.
+    ("assert", re.compile(r"\bAssertion `.{0,2000}?['`] failed")),
+    # NCCL prints WARN only for failures (its INFO channel carries everything else).
+    ("severity", re.compile(r"\bNCCL WARN\b")),
+    # kubectl describe: a pod's state and the kubelet's Warning events.
+    ("orchestrator", re.compile(r"\b(?:Status|State):\s+(?:Failed|Terminated)\b.{0,40}\bReason:\s+\w")),
+    ("orchestrator", re.compile(r"^\s*Warning\s{2,}[A-Z]\w{2,60}\s{2,}\S{1,20}\s{2,}\S{1,80}\s{2,}\S")),
     ("shell", re.compile(r"\b(?:Segmentation fault|Bus error|Aborted) \(core dumped\)")),
     (
         "kernel",
         re.compile(
             r"\bNVRM: Xid\b|\bAER: (?:Multiple )?Uncorrected\b|\bOut of memory: Killed process\b|"
-            r"\boom-kill:|\bMemory cgroup out of memory\b|\bGPU has fallen off the bus\b"
+            r"\boom-kill:|\bMemory cgroup out of memory\b|\bGPU has fallen off the bus\b|"
+            # The NVIDIA driver's own error channel (NV_DBG_ERRORS) in the kernel log.
+            r"\bNVRM: .{0,300}\b(?:[Ff]ail(?:ed|ure)|[Ee]rror|[Ff]ault)\b"
         ),
     ),
 )
@@ -99,7 +115,7 @@ PROBE = (
     r"\billegal instruction\b|\bfloating point exception\b|\bcore dumped\b|\bcudaerror\w|\bcuresult\b|"
     r"\bmax retries\b|\bretries exhausted\b|\bgiving up after\b|\bxid\b|\baer:|\bout of memory\b|\boom-kill\b|"
     r"\bcublas_status_|\bcudnn_status_|\bnccl\w{0,20}(?:error|invalid)|\[errno \d|interrupt\b|\bfault\b|"
-    r"systemexit\b|\bretry(?:ing)?\b"
+    r"systemexit\b|\bretry(?:ing)?\b|\bnccl warn\b|^\s*warning\s{2,}"
 )
 
 
@@ -124,7 +140,8 @@ _EVENT_STATS = re.compile(r"^\s*[\w.:]+ - \d+ total \(\d+ active")
 
 def error_shape(message: str, level: str | None = None) -> str | None:
     """The kind of error the line's form says it is (`exception`, `cxx-abort`, `panic`, `severity`,
-    `usage`, `shell`, `result-code`, `retries`, `kernel`), or None when it only mentions a word."""
+    `usage`, `shell`, `assert`, `orchestrator`, `result-code`, `retries`, `kernel`), or None when it
+    only mentions a word."""
     if level in ("ERROR", "FATAL", "CRITICAL"):
         return "severity"
     text = unwrap(message)
