@@ -40,6 +40,7 @@ from typing import Any
 from rlfix.errors import Location
 from rlfix.kb.parse import Pin, TaxonomyEntry
 from rlfix.model import (
+    Concept,
     Examples,
     Flag,
     FlagForm,
@@ -62,7 +63,19 @@ FORMAT = 1
 
 _CLASSES: dict[str, Callable[..., Any]] = {
     c.__name__: c
-    for c in (Signature, Pattern, Flag, Remediation, Examples, Localized, LocalizedFlag, Location, TaxonomyEntry, Pin)
+    for c in (
+        Signature,
+        Pattern,
+        Flag,
+        Remediation,
+        Examples,
+        Localized,
+        LocalizedFlag,
+        Location,
+        TaxonomyEntry,
+        Pin,
+        Concept,
+    )
 }
 _ENUMS: dict[str, type[enum.Enum]] = {c.__name__: c for c in (Kind, Severity, FlagForm)}
 
