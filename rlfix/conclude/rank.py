@@ -39,6 +39,11 @@ def _parents(tallies: Mapping[str, Tally], kb: KnowledgeBase, outlived: Collecti
     candidates: dict[str, list[str]] = {}
 
     def earlier(a: str, b: str) -> bool:
+        # A concept reads a line an uncaught exception's fallback may also hold: one line is not
+        # earlier than itself.
+        same = (first[a].source, first[a].line) == (first[b].source, first[b].line)
+        if same and (tallies[a].concept is not None or tallies[b].concept is not None):
+            return False
         return first[a].before(first[b])
 
     def offer(child: str, parent: str) -> None:
