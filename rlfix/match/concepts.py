@@ -27,12 +27,12 @@ SHORT_TERM = 4
 
 def _holds(text: str, term: str) -> bool:
     """Whether lowercased `text` holds lowercased `term` (as a whole word when it is short: no word
-    character next to an end of the term that is itself one, so `.so` is found in `libx.so.1` and
-    `sm_` in `sm_80`)."""
+    character next to an end of the term that is a letter or digit, so `.so` is found in `libx.so.1`
+    and `sm_` in `sm_80`)."""
     at = text.find(term)
     if len(term) > SHORT_TERM or at < 0:
         return at >= 0
-    left, right = _word(term[0]), _word(term[-1])
+    left, right = term[0].isalnum(), term[-1].isalnum()
     while at >= 0:
         end = at + len(term)
         if (not left or at == 0 or not _word(text[at - 1])) and (not right or end == len(text) or not _word(text[end])):
