@@ -14,6 +14,7 @@ keeps (rlfix/observe/unknown.py), once per distinct line template, never on ever
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -46,31 +47,63 @@ def _word(char: str) -> bool:
     return char.isalnum() or char == "_"
 
 
+#: A whole word of a text: a run of letters, digits and `_` (what `_word` calls word characters).
+_TOKEN = re.compile(r"\w+")
+#: A short term that is a word by itself is found by looking it up among the text's words.
+_PLAIN_WORD = re.compile(r"[^\W_](?:\w*[^\W_])?")
+
+
+@dataclass(frozen=True)
+class _Cue:
+    """One cue set (or `none_of`), split by how its terms are found: short plain words by a set
+    lookup among the text's words, longer terms as substrings, the rest by `_holds`."""
+
+    words: frozenset[str]
+    subs: tuple[str, ...]
+    odd: tuple[str, ...]
+
+    def held(self, text: str, words: frozenset[str]) -> bool:
+        if not self.words.isdisjoint(words):
+            return True
+        for term in self.subs:
+            if term in text:
+                return True
+        return any(_holds(text, term) for term in self.odd)
+
+
+def _cue(terms: tuple[str, ...]) -> _Cue:
+    lowered = [t.lower() for t in terms]
+    short = [t for t in lowered if len(t) <= SHORT_TERM]
+    words = frozenset(t for t in short if _PLAIN_WORD.fullmatch(t))
+    odd = tuple(t for t in short if t not in words)
+    return _Cue(words, tuple(t for t in lowered if len(t) > SHORT_TERM), odd)
+
+
 @dataclass(frozen=True)
 class _Compiled:
     sig_id: str
     concept: Concept
-    cues: tuple[tuple[str, ...], ...]
-    none_of: tuple[str, ...]
+    #: Cheapest first: a cue set of plain words fails by one set operation.
+    cues: tuple[_Cue, ...]
+    none_of: _Cue
 
-    def holds(self, text: str) -> bool:
-        return all(any(_holds(text, t) for t in cue) for cue in self.cues) and not any(
-            _holds(text, t) for t in self.none_of
-        )
+    def holds(self, text: str, words: frozenset[str]) -> bool:
+        return all(cue.held(text, words) for cue in self.cues) and not self.none_of.held(text, words)
 
 
 def _compiled(sig_id: str, concept: Concept) -> _Compiled:
-    return _Compiled(
-        sig_id,
-        concept,
-        tuple(tuple(t.lower() for t in cue) for cue in concept.cues),
-        tuple(t.lower() for t in concept.none_of),
-    )
+    cues = sorted((_cue(c) for c in concept.cues), key=lambda c: len(c.subs) + 4 * len(c.odd))
+    return _Compiled(sig_id, concept, tuple(cues), _cue(concept.none_of))
+
+
+def _words(lowered: str) -> frozenset[str]:
+    return frozenset(_TOKEN.findall(lowered))
 
 
 def holds(concept: Concept, text: str) -> bool:
     """Whether `text` holds `concept` (a term of every cue set, no `none_of` term)."""
-    return _compiled("", concept).holds(text.lower())
+    lowered = text.lower()
+    return _compiled("", concept).holds(lowered, _words(lowered))
 
 
 @dataclass(frozen=True)
@@ -87,7 +120,16 @@ class ConceptIndex:
 
     def __init__(self, signatures: Iterable[Signature]) -> None:
         found = [_compiled(sig.id, c) for sig in signatures if not sig.fallback for c in sig.concepts]
-        self._concepts = sorted(found, key=lambda c: (-c.concept.confidence, -len(c.cues)))
+        self._concepts = sorted(found, key=lambda c: (-c.concept.confidence, -len(c.concept.cues)))
+        # Which concepts a term of their cheapest cue set brings into question: a text is looked up
+        # once for all of them, and only the concepts one of its terms names are tried in full.
+        self._by_term: dict[str, list[int]] = {}
+        for i, c in enumerate(self._concepts):
+            for term in (*c.cues[0].words, *c.cues[0].subs):
+                self._by_term.setdefault(term, []).append(i)
+        self._words = frozenset(t for c in self._concepts for t in c.cues[0].words)
+        self._subs = tuple(sorted({t for c in self._concepts for t in c.cues[0].subs}))
+        self._always = [i for i, c in enumerate(self._concepts) if c.cues[0].odd]
 
     def __bool__(self) -> bool:
         return bool(self._concepts)
@@ -96,8 +138,13 @@ class ConceptIndex:
         """The first concept (in the index's order) that `text` holds, or None. `text` is an error
         line, or the line and what its traceback said (the raising frame), joined by a newline."""
         lowered = text.lower()
-        for c in self._concepts:
-            if c.holds(lowered):
+        words = _words(lowered)
+        tried = set(self._always)
+        for term in (*(self._words & words), *(t for t in self._subs if t in lowered)):
+            tried.update(self._by_term[term])
+        for i in sorted(tried):
+            c = self._concepts[i]
+            if c.holds(lowered, words):
                 return Named(c.sig_id, c.concept)
         return None
 
