@@ -89,9 +89,7 @@ def conclude(
     bare = observed.bare_exception
     kept = with_tail_exception(kept, dated(bare, observed.dated) if bare is not None else None, kb)
     context = observed.context.with_eras(_versioned_flags(kb))
-    if observed.concepts:
-        named = _fallback_named(kept, kb, context)
-        kept = with_concepts(kept, with_years(observed.concepts, observed.dated), _failed_unrecognised(observed), named)
+    kept = _named_by_concepts(kept, observed, kb, context)
     printed_errors = bool(
         observed.unknown.frequent or observed.tracebacks or observed.open_traceback or observed.ending_error
     )
@@ -156,6 +154,16 @@ def _failed_unrecognised(observed: Observations) -> bool:
     # Known to have failed, with error lines but none at its very end: still never "healthy".
     failed_with_errors = ended is not None and ended.failed and bool(observed.unknown.recent)
     return ended_badly or observed.open_traceback is not None or failed_with_errors
+
+
+def _named_by_concepts(
+    kept: Mapping[str, Tally], observed: Observations, kb: KnowledgeBase, context: JobContext
+) -> Mapping[str, Tally]:
+    """The concept tier's findings joined to the others where they count (rlfix/conclude/concepts.py)."""
+    if not observed.concepts:
+        return kept
+    named = _fallback_named(kept, kb, context)
+    return with_concepts(kept, with_years(observed.concepts, observed.dated), _failed_unrecognised(observed), named)
 
 
 def _fallback_named(kept: Mapping[str, Tally], kb: KnowledgeBase, context: JobContext) -> bool:
