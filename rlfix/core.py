@@ -491,7 +491,13 @@ class Triage:
         # What the traceback adds: the package that raised it (its frames' paths name modules, such
         # as `ray/_raylet.pyx` or `torch/cuda/`, whatever the error was).
         frame = raised.get("raised_in", "")
-        named = self._concepts.name(f"{key}\x00{frame}", f"{hit.line.message}\n{frame}" if frame else hit.line.message)
+        key, text = f"{key}\x00{frame}", f"{hit.line.message}\n{frame}" if frame else hit.line.message
+        if self._concepts.spent(key):
+            # Past the tier's budget only the latest such line is kept, and read when a report is
+            # asked for: the end of a log is where it died.
+            self._concepts.last = (hit, evidence.order, key, text, raised)
+            return
+        named = self._concepts.name(key, text)
         if named is None or named.sig_id in self._tallies:
             return  # an exact pattern of that signature matched elsewhere: it speaks for it
         sig = self.kb.require(named.sig_id)
@@ -563,6 +569,19 @@ class Triage:
             return None
         return self._last_error.last
 
+    def _concept_findings(self) -> dict[str, Tally]:
+        """What the concept tier named, with the latest line past its budget read now (a copy)."""
+        found = dict(self._concepts.tallies)
+        if self._concepts.last is None:
+            return found
+        hit, order, key, text, raised = self._concepts.last
+        named = self._concepts.name(key, text, spend=False)
+        if named is None or named.sig_id in self._tallies or named.sig_id in found:
+            return found
+        tally = found[named.sig_id] = Tally(self.kb.require(named.sig_id), concept=named.concept)
+        tally.add(replace(self._evidence(hit, order, {}, True), values=raised))
+        return found
+
     def observations(self) -> Observations:
         """A frozen snapshot of what the observers saw so far."""
         sources = list(self._sources)
@@ -584,7 +603,7 @@ class Triage:
             unknown=self._unknown.snapshot(),
             open_traceback=self._tracebacks.unterminated({s.name: s.lines for s in sources}),
             bare_exception=self._bare_exception(),
-            concepts=dict(self._concepts.tallies),
+            concepts=self._concept_findings(),
             ending_error=self._ending_error(),
             collectives=self._collectives.snapshot(),
             tracebacks=self._tracebacks.headers,

@@ -278,13 +278,18 @@ def test_a_rule_about_the_exception_keeps_its_line() -> None:
 
 
 def test_the_tier_reads_a_bounded_number_of_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past its budget the tier reads only the latest error line, when a report is asked for."""
     monkeypatch.setattr(tier, "CONCEPT_LINES", 3)
     t = Triage()
     for i in range(10):
         t.feed(f"ERROR: worker {'abcdefghij'[i]} said hello\n")
     t.feed("ERROR: GPU allocator ran out of memory\n")
     assert t._concepts._reads == 0
-    assert t.report().top is None or t.report().top.concept is None
+    last = t.report().top
+    assert last is not None and last.id == "cuda-oom" and last.concept is not None
+    t.feed("ERROR: worker zeta said goodbye\n")  # the OOM line is neither among the first nor the last
+    top = t.report().top
+    assert top is not None and top.id == "unrecognized-failure"
 
 
 # --- what every report says --------------------------------------------------------------------
