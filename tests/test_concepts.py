@@ -322,7 +322,7 @@ DIAGNOSED = {
     "cuda-oom": 4, "cuda-illegal-memory-access": 3, "cuda-device-side-assert": 1, "cuda-index-out-of-bounds": 3,
     "sampling-invalid-probabilities": 3, "vllm-insufficient-kv-cache": 4, "cublas-cudnn-failure": 5,
     "cuda-driver-or-arch-mismatch": 2, "gpu-hardware-fault": 3, "nan-or-inf-loss": 4, "host-oom-sigkill": 4,
-    "ray-oom-killer": 1, "nccl-timeout": 4, "nccl-error": 3, "dist-port-in-use": 4, "dist-launch-misconfigured": 4,
+    "ray-oom-killer": 1, "nccl-timeout": 3, "nccl-error": 3, "dist-port-in-use": 4, "dist-launch-misconfigured": 4,
     "ray-unschedulable": 1, "ray-gpu-not-visible": 3, "ray-object-store-full": 0, "ray-cluster-connection": 4,
     "ray-node-died": 1, "package-version-mismatch": 2, "tokenizer-missing-pad-token": 5, "sequence-too-long": 2,
     "disk-full": 1, "model-download-failed": 5, "host-memory-error": 3, "native-crash": 1, "device-mismatch": 6,
