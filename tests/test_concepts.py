@@ -292,6 +292,15 @@ def test_the_tier_reads_a_bounded_number_of_lines(monkeypatch: pytest.MonkeyPatc
     assert top is not None and top.id == "unrecognized-failure"
 
 
+def test_a_cause_only_a_concept_named_can_be_drafted_as_a_pattern() -> None:
+    from rlfix.tools.draft import draft_signature
+
+    triage = Triage(redact=False)
+    triage.feed_text(PARAPHRASE)
+    drafted = yaml.safe_load(draft_signature(triage.report()))
+    assert drafted["signatures"][0]["examples"]["match"] == [PARAPHRASE.strip()]
+
+
 # --- what every report says --------------------------------------------------------------------
 
 
