@@ -336,7 +336,7 @@ DIAGNOSED = {
     "ray-node-died": 1, "package-version-mismatch": 2, "tokenizer-missing-pad-token": 5, "sequence-too-long": 2,
     "disk-full": 1, "model-download-failed": 5, "host-memory-error": 3, "native-crash": 1, "device-mismatch": 6,
     "python-module-missing": 3, "file-not-found": 1, "permission-denied": 5, "job-cancelled-by-scheduler": 0,
-    "config-error": 4, "batch-size-not-divisible": 7, "hf-hub-access-denied": 3, "dataloader-worker-died": 3,
+    "config-error": 4, "batch-size-not-divisible": 7, "hf-hub-access-denied": 3, "dataloader-worker-died": 4,
     "checkpoint-load-failed": 2, "cuda-runtime-library-missing": 3, "cuda-toolkit-missing": 2,
     "ray-runtime-env-failed": 2,
 }  # fmt: skip
