@@ -7,6 +7,7 @@ import io
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
 from functools import lru_cache
 from typing import BinaryIO
 
@@ -22,6 +23,7 @@ from rlfix.match.parallel import ParallelFeed
 from rlfix.match.ranges import Candidate
 from rlfix.model import Evidence, Kind, LazyRegex, Line
 from rlfix.observe.collectives import CollectiveTracker
+from rlfix.observe.concepts import ConceptTier
 from rlfix.observe.context import ContextTracker, context_probes
 from rlfix.observe.progress import StepWatch, snapshot
 from rlfix.observe.recent import RecentLines
@@ -92,7 +94,7 @@ class Triage:
         self._buffers: tuple[bytearray, bytearray] | None = None
         self._progress: dict[str, tuple[str | None, int | None]] = {}
         self._steps = StepWatch()
-        self._unknown = UnknownTracker()
+        self._unknown, self._concepts = UnknownTracker(), ConceptTier(self.kb)
         self._tallies: dict[str, Tally] = {}
         # The last bare exception line and the last error line: a log that ends with one is a crash.
         self._collectives = CollectiveTracker()
@@ -344,11 +346,15 @@ class Triage:
         sig = self.kb.get(owner)
         if sig is None:
             return
+        if not sig.fallback:
+            self._concepts.exact = hit.line
         values = {k: v for k, v in hit.match.groupdict().items() if v is not None}
         # An exception line that closes a traceback says which frame raised it; a fallback match
         # outside any traceback is a printed message, not an uncaught exception.
         claimed = self._tracebacks.claim(hit.line)
         raised, uncaught = claimed if claimed is not None else ({}, False)
+        if claimed is not None:
+            self._concepts.raised = (hit.line, raised)
         if sig.fallback:
             # Only the code line above it, not the whole look-back window: bare exception lines can be many.
             raised = {**raised, **called_module(self._lookback(hit, CODE_LINE))}
@@ -469,8 +475,42 @@ class Triage:
         else:
             shown = self._unknown.wants(kind, hit.line.message)
             evidence = self._evidence(hit, self._order, {}, shown)
-            if self._unknown.observe(hit, evidence):
+            key = self._unknown.observe(hit, evidence)
+            if key is not None:
                 self._watch(self._last_error, evidence, hit)
+                if self._concepts and hit.line is not self._concepts.exact:
+                    self._by_concept(hit, evidence, key, shown)
+
+    def _by_concept(self, hit: Hit, evidence: Evidence, key: str, shown: bool) -> None:
+        """An error-shaped line no exact pattern matched: the signature a concept names, if any.
+
+        Read once per template (and per raising frame), for a bounded number of templates.
+        """
+        claimed = self._concepts.raised
+        raised = claimed[1] if claimed is not None and claimed[0] is hit.line else {}
+        # What the traceback adds: the package that raised it (its frames' paths name modules, such
+        # as `ray/_raylet.pyx` or `torch/cuda/`, whatever the error was).
+        frame = raised.get("raised_in", "")
+        key, text = f"{key}\x00{frame}", f"{hit.line.message}\n{frame}" if frame else hit.line.message
+        if self._concepts.spent(key):
+            # Past the tier's budget only the latest such line is kept, and read when a report is
+            # asked for: the end of a log is where it died.
+            self._concepts.last = (hit, evidence.order, key, text, raised)
+            return
+        named = self._concepts.name(key, text)
+        if named is None or named.sig_id in self._tallies:
+            return  # an exact pattern of that signature matched elsewhere: it speaks for it
+        sig = self.kb.require(named.sig_id)
+        tally = self._concepts.tallies.get(sig.id)
+        if tally is None:
+            tally = self._concepts.tallies[sig.id] = Tally(sig, concept=named.concept)
+            if sig.kind is Kind.ROOT:
+                window = self._lookback(hit)
+                self._progress.setdefault(sig.id, snapshot(window))
+                self._steps.root(sig.id, hit.line.source, window)
+        if not shown and tally.wants(hit.line.message, hit.line.source):
+            evidence = self._evidence(hit, evidence.order, {}, True)  # a sample is shown: masked
+        tally.add(replace(evidence, values={**evidence.values, **raised}))
 
     def _evidence(self, hit: Hit, order: int, values: dict[str, str], shown: bool = True) -> Evidence:
         line = hit.line
@@ -529,6 +569,19 @@ class Triage:
             return None
         return self._last_error.last
 
+    def _concept_findings(self) -> dict[str, Tally]:
+        """What the concept tier named, with the latest line past its budget read now (a copy)."""
+        found = dict(self._concepts.tallies)
+        if self._concepts.last is None:
+            return found
+        hit, order, key, text, raised = self._concepts.last
+        named = self._concepts.name(key, text, spend=False)
+        if named is None or named.sig_id in self._tallies or named.sig_id in found:
+            return found
+        tally = found[named.sig_id] = Tally(self.kb.require(named.sig_id), concept=named.concept)
+        tally.add(replace(self._evidence(hit, order, {}, True), values=raised))
+        return found
+
     def observations(self) -> Observations:
         """A frozen snapshot of what the observers saw so far."""
         sources = list(self._sources)
@@ -540,10 +593,17 @@ class Triage:
         return Observations(
             context=self.context.snapshot(),
             progress=dict(self._progress),
-            went_on=self._steps.went_on({owner: t.first.source for owner, t in self._tallies.items()}),
+            went_on=self._steps.went_on(
+                {
+                    owner: t.first.source
+                    for tallies in (self._concepts.tallies, self._tallies)
+                    for owner, t in tallies.items()
+                }
+            ),
             unknown=self._unknown.snapshot(),
             open_traceback=self._tracebacks.unterminated({s.name: s.lines for s in sources}),
             bare_exception=self._bare_exception(),
+            concepts=self._concept_findings(),
             ending_error=self._ending_error(),
             collectives=self._collectives.snapshot(),
             tracebacks=self._tracebacks.headers,

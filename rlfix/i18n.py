@@ -134,6 +134,10 @@ SENTENCES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
             "兜底：未捕获的异常，没有更具体的 signature 能解释它",
         ),
         (r"root cause \(fatal\)", "根因（致命）"),
+        (
+            r"no exact pattern matched: named by a concept of this signature, so less sure",
+            "没有精确模式匹配：由这个 signature 的概念认出，所以把握小一些",
+        ),
         (r"root cause \(error\)", "根因（错误）"),
         (r"root cause \(warning\)", "根因（警告）"),
         (
@@ -284,6 +288,7 @@ ZH: dict[str, str] = {
     "then collateral on {listed}": "随后波及 {listed}",
     "exception: {text}": "异常：{text}",
     "raised at: {text}": "抛出位置：{text}",
+    "named by concept: {name}": "由概念认出：{name}",
     "exit code: {code}": "退出码：{code}",
     "error x{n}: {template}": "错误 x{n}：{template}",
     "collective hang: {text}": "集合通信卡住：{text}",

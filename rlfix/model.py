@@ -289,6 +289,27 @@ class Examples:
     no_match: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Concept:
+    """A cause named by its vocabulary rather than by one wording: each cue set must have a term in
+    the line (case-insensitive literals; short terms only as whole words), and no `none_of` term may.
+
+    A concept speaks only for an error-shaped line that no exact pattern matched (docs/ranking.md),
+    and its finding is less sure than the signature's patterns (`confidence`, below the signature's).
+    """
+
+    #: The project's (or a --kb folder's) own text, not log text: the output gate leaves it alone.
+    __rlfix_unmasked__ = True
+
+    #: Shown in reports: "named by concept: out-of-memory + GPU allocator".
+    name: str
+    cues: tuple[tuple[str, ...], ...]
+    confidence: float
+    none_of: tuple[str, ...] = ()
+    examples: Examples = Examples()
+    location: Location = field(default=Location("<memory>"), compare=False)
+
+
 #: Languages the knowledge base and the reports speak.
 LANGUAGES = ("en", "zh")
 
@@ -353,6 +374,8 @@ class Signature:
     location: Location = field(default=Location("<memory>"), compare=False)
     #: The same words in Simplified Chinese (`zh:` in the YAML); None when the file has none.
     zh: Localized | None = None
+    #: The cause's vocabulary, for error lines no pattern knows (`concepts:` in the YAML).
+    concepts: tuple[Concept, ...] = ()
 
     @property
     def is_root(self) -> bool:

@@ -64,6 +64,9 @@ class Diagnosis:
     #: What to do with the job, when this finding decides it differently from its signature
     #: (an Xid's own bucket, a cause only inferred); None: the signature's decision.
     override: Decision | None = None
+    #: The concept that named this finding (`out-of-memory + GPU allocator`), when no exact pattern
+    #: matched its lines; None for a finding of the signature's own patterns.
+    concept: str | None = None
 
     @property
     def id(self) -> str:
@@ -110,6 +113,8 @@ class Diagnosis:
             "title": sig.title,
             "summary": sig.summary,
             "confidence": round(self.confidence, 3),
+            # Only for a finding a concept named (no exact pattern matched its lines).
+            **({"concept": self.concept} if self.concept is not None else {}),
             "action": self.action.value,
             "owner": self.owner.value,
             "action_reason": self.decision.reason,

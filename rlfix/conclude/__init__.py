@@ -14,6 +14,7 @@ from rlfix.clock import Moment
 from rlfix.conclude.actions import with_decision
 from rlfix.conclude.annotate import with_exception, with_quantities
 from rlfix.conclude.collectives import with_hang
+from rlfix.conclude.concepts import with_concepts
 from rlfix.conclude.exceptions import with_exception_class
 from rlfix.conclude.handled import REASON as HANDLED_REASON
 from rlfix.conclude.handled import (
@@ -72,6 +73,8 @@ class Observations:
     #: Per root signature id, when the job's steps went on after its first line (in the same
     #: input): the step printed last before it (None: none yet) and the last one near the end.
     went_on: Mapping[str, tuple[int | None, int]] = field(default_factory=dict)
+    #: Per signature id, the error lines a concept named where no exact pattern matched (the concept tier).
+    concepts: Mapping[str, Tally] = field(default_factory=dict)
 
 
 def conclude(
@@ -85,13 +88,14 @@ def conclude(
     kept = with_years(kept, observed.dated)
     bare = observed.bare_exception
     kept = with_tail_exception(kept, dated(bare, observed.dated) if bare is not None else None, kb)
+    context = observed.context.with_eras(_versioned_flags(kb))
+    kept = _named_by_concepts(kept, observed, kb, context)
     printed_errors = bool(
         observed.unknown.frequent or observed.tracebacks or observed.open_traceback or observed.ending_error
     )
     kept = with_silent_death(kept, printed_errors, kb)
     kept = with_exit_status(kept, observed.exit_status, kb)
     kept, aside = _set_aside(kept, observed)
-    context = observed.context.with_eras(_versioned_flags(kb))
     ranked = [_explain(d, observed, kb, context) for d in rank(kept, kb, context, observed.went_on)]
     # A warning on its own is worth knowing, never the cause: it goes to the notes.
     diagnoses = [d for d in ranked if d.severity is not Severity.WARNING]
@@ -152,6 +156,31 @@ def _failed_unrecognised(observed: Observations) -> bool:
     return ended_badly or observed.open_traceback is not None or failed_with_errors
 
 
+def _named_by_concepts(
+    kept: Mapping[str, Tally], observed: Observations, kb: KnowledgeBase, context: JobContext
+) -> Mapping[str, Tally]:
+    """The concept tier's findings joined to the others where they count (rlfix/conclude/concepts.py)."""
+    if not observed.concepts:
+        return kept
+    named = _fallback_named(kept, kb, context)
+    return with_concepts(kept, with_years(observed.concepts, observed.dated), _failed_unrecognised(observed), named)
+
+
+def _fallback_named(kept: Mapping[str, Tally], kb: KnowledgeBase, context: JobContext) -> bool:
+    """Whether the uncaught exception's class, raise site or packages name a signature (then it is
+    re-read as that one, and no concept speaks for its line)."""
+    tally = next((t for t in kept.values() if t.signature.fallback), None)
+    if tally is None:
+        return False
+    diag = Diagnosis(tally.signature, tuple(tally.samples), tally.count, values=dict(tally.values))
+    return _reread(diag, kb, context).id != tally.signature.id
+
+
+def _reread(diag: Diagnosis, kb: KnowledgeBase, context: JobContext) -> Diagnosis:
+    """The fallback read by its exception: class, raise site, the packages it was raised between."""
+    return with_exception_class(with_mismatch(with_exception(diag, kb), kb, context), kb)
+
+
 def _survived(diag: Diagnosis, ended: ExitStatus) -> Diagnosis:
     """A finding of a job that succeeded anyway, as a note that says so."""
     return _noted(diag, f"the job succeeded ({ended.describe()}): this did not end it")
@@ -164,8 +193,7 @@ def _noted(diag: Diagnosis, reason: str) -> Diagnosis:
 
 def _explain(diag: Diagnosis, observed: Observations, kb: KnowledgeBase, context: JobContext) -> Diagnosis:
     """Typed details for a ranked diagnosis: exception, version mismatch, quantities, collective hang."""
-    diag = with_exception_class(with_mismatch(with_exception(diag, kb), kb, context), kb)
-    diag = with_quantities(diag)
+    diag = with_quantities(_reread(diag, kb, context))
     if INFERRED in diag.values:
         reasons = [f"inferred: {diag.values[INFERRED]}"]
         if "check" in diag.values:

@@ -23,6 +23,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from functools import cmp_to_key
 from typing import Any
 
+from rlfix.conclude.concepts import concept_reason
 from rlfix.conclude.remedies import choose_remedies
 from rlfix.conclude.timing import happened_after
 from rlfix.job import JobContext
@@ -38,6 +39,11 @@ def _parents(tallies: Mapping[str, Tally], kb: KnowledgeBase, outlived: Collecti
     candidates: dict[str, list[str]] = {}
 
     def earlier(a: str, b: str) -> bool:
+        # A concept reads a line an uncaught exception's fallback may also hold: one line is not
+        # earlier than itself.
+        same = (first[a].source, first[a].line) == (first[b].source, first[b].line)
+        if same and (tallies[a].concept is not None or tallies[b].concept is not None):
+            return False
         return first[a].before(first[b])
 
     def offer(child: str, parent: str) -> None:
@@ -259,6 +265,9 @@ def _reasons(
         reasons.append(f"root cause ({sig.severity.value})")
     else:
         reasons.append("symptom with no recognised root cause in the log: the cause may be elsewhere")
+    named = concept_reason(tally)
+    if named is not None:
+        reasons.append(named)
     warned = [c for c in children if _is_warning(tallies[c])]
     superseded = [c for c in children if c not in warned and (c in sig.supersedes or tallies[c].signature.fallback)]
     explained = [c for c in children if c not in superseded and c not in warned]
@@ -293,7 +302,11 @@ def _diagnosis(
     tally: Tally, folded: tuple[Diagnosis, ...], context: JobContext, reasons: list[str], bonus: float
 ) -> Diagnosis:
     sig = tally.signature
+    concept = tally.concept
     confidence = max(0.05, min(0.99, sig.confidence + bonus))
+    if concept is not None:
+        # Never surer than its concept says: a word-level rule is less sure than an exact pattern.
+        confidence = max(0.05, min(concept.confidence, concept.confidence + bonus))
     return Diagnosis(
         signature=sig,
         evidence=tuple(tally.samples),
@@ -306,4 +319,5 @@ def _diagnosis(
         reasons=tuple(reasons),
         folded=folded,
         remedies=choose_remedies(sig, context),
+        concept=concept.name if concept is not None else None,
     )

@@ -40,6 +40,7 @@ from typing import Any
 from rlfix.errors import Location
 from rlfix.kb.parse import Pin, TaxonomyEntry
 from rlfix.model import (
+    Concept,
     Examples,
     Flag,
     FlagForm,
@@ -62,7 +63,19 @@ FORMAT = 1
 
 _CLASSES: dict[str, Callable[..., Any]] = {
     c.__name__: c
-    for c in (Signature, Pattern, Flag, Remediation, Examples, Localized, LocalizedFlag, Location, TaxonomyEntry, Pin)
+    for c in (
+        Signature,
+        Pattern,
+        Flag,
+        Remediation,
+        Examples,
+        Localized,
+        LocalizedFlag,
+        Location,
+        TaxonomyEntry,
+        Pin,
+        Concept,
+    )
 }
 _ENUMS: dict[str, type[enum.Enum]] = {c.__name__: c for c in (Kind, Severity, FlagForm)}
 
@@ -254,7 +267,11 @@ def _decode(raw: Any) -> Any:
     if "class" in raw:
         return _CLASSES[raw["class"]](**{k: _decode(v) for k, v in raw["fields"].items()})
     if "tuple" in raw:
-        return tuple(_decode(v) for v in raw["tuple"])
+        items = raw["tuple"]
+        # Most tuples are of strings (terms, steps, anchors, examples): no element needs decoding.
+        if all(type(v) is str for v in items):
+            return tuple(items)
+        return tuple(_decode(v) for v in items)
     if "enum" in raw:
         return _ENUMS[raw["enum"]](raw["value"])
     if "regex" in raw:

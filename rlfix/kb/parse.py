@@ -19,6 +19,7 @@ from rlfix.kb.versions import valid_range
 from rlfix.model import (
     FRAMEWORKS,
     Action,
+    Concept,
     Decision,
     Examples,
     Flag,
@@ -55,7 +56,11 @@ _SIGNATURE_KEYS = {
     "references",
     "examples",
     "zh",
+    "concepts",
 }
+_CONCEPT_KEYS = {"name", "cues", "none_of", "confidence", "examples"}
+#: Characters a concept term needs: a one-letter term would be in every line.
+MIN_TERM = 2
 _LOCALIZED_KEYS = {"title", "summary", "steps", "reason", "flags"}
 _FLAG_FORMS = tuple(f.value for f in FlagForm)
 _FLAG_KEYS = {"framework", "versions", "purpose", "cost", "note", *_FLAG_FORMS}
@@ -139,6 +144,7 @@ class Checker:
         examples = self.examples(node, path)
         references = self.references(node, path)
         zh = self.localized(node, path)
+        concepts = self.concepts(node, path, confidence, fallback)
         if len(self.problems) > before or decision is None:
             return None
         return Signature(
@@ -160,6 +166,7 @@ class Checker:
             examples=examples,
             location=location(self.file, getattr(node, "mark", None)),
             zh=zh,
+            concepts=concepts,
         )
 
     def identity(self, node: Mapping[str, Any], path: str) -> tuple[str, str]:
@@ -428,6 +435,93 @@ class Checker:
         if not match:
             self.problem(self.mark_of(node, "examples"), f"{path}.examples.match", "needs at least one line")
         return Examples(match=match, no_match=self.str_list(ex, "no_match", f"{path}.examples"))
+
+    def concepts(self, node: Mapping[str, Any], path: str, exact: float, fallback: bool) -> tuple[Concept, ...]:
+        """`concepts:`: the cause's vocabulary, each concept less sure than the exact patterns (`exact`)."""
+        items = node.get("concepts")
+        if items is None:
+            return ()
+        if not isinstance(items, list) or not items or fallback:
+            why = "the fallback has no concepts" if fallback else "must be a non-empty list of concepts"
+            self.problem(self.mark_of(node, "concepts"), f"{path}.concepts", why)
+            return ()
+        found = [
+            self.concept(item, f"{path}.concepts[{i}]", self.mark_of(items, i), exact) for i, item in enumerate(items)
+        ]
+        names = [c.name for c in found if c is not None]
+        for i, concept in enumerate(found):
+            if concept is not None and names.count(concept.name) > 1:
+                self.problem(self.mark_of(items, i), f"{path}.concepts[{i}].name", f"{concept.name!r} is used twice")
+        return tuple(c for c in found if c is not None)
+
+    def concept(self, item: Any, cpath: str, mark: Any, exact: float) -> Concept | None:
+        if not isinstance(item, dict):
+            self.problem(mark, cpath, "must be a mapping of name, cues, confidence, examples (and none_of)")
+            return None
+        before = len(self.problems)
+        for key in item:
+            if key not in _CONCEPT_KEYS:
+                self.problem(self.mark_of(item, key), f"{cpath}.{key}", "unknown field")
+        name = self.text(item, "name", cpath)
+        if "\n" in name:
+            self.problem(self.mark_of(item, "name"), f"{cpath}.name", "must be one line")
+        cues = self.cues(item, cpath)
+        none_of = self.terms(item.get("none_of", []), self.mark_of(item, "none_of"), f"{cpath}.none_of", empty=True)
+        confidence = self.concept_confidence(item, cpath, mark, exact)
+        examples = self.concept_examples(item, cpath)
+        if len(self.problems) > before:
+            return None
+        return Concept(name, cues, confidence, none_of, examples, location(self.file, mark))
+
+    def concept_confidence(self, item: Mapping[str, Any], cpath: str, mark: Any, exact: float) -> float:
+        """A concept is less sure than its signature's exact patterns (`exact`)."""
+        value = item.get("confidence")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < exact:
+            self.problem(
+                self.mark_of(item, "confidence") if "confidence" in item else mark,
+                f"{cpath}.confidence",
+                f"must be a number above 0 and below the signature's own confidence ({exact:g})",
+            )
+            return 0.0
+        return float(value)
+
+    def cues(self, item: Mapping[str, Any], cpath: str) -> tuple[tuple[str, ...], ...]:
+        """`cues:`: a list of term lists; a line must hold a term of every list."""
+        raw = item.get("cues")
+        mark = self.mark_of(item, "cues") if "cues" in item else getattr(item, "mark", None)
+        if not isinstance(raw, list) or not raw:
+            self.problem(
+                mark, f"{cpath}.cues", "must be a non-empty list of term lists ([[out of memory, OOM], [GPU]])"
+            )
+            return ()
+        return tuple(self.terms(terms, self.mark_of(raw, i), f"{cpath}.cues[{i}]") for i, terms in enumerate(raw))
+
+    def terms(self, raw: Any, mark: Any, tpath: str, empty: bool = False) -> tuple[str, ...]:
+        """A list of literal terms, each of `MIN_TERM`+ characters on one line."""
+        if not isinstance(raw, list) or (not raw and not empty):
+            self.problem(mark, tpath, "must be a non-empty list of literal terms")
+            return ()
+        for i, term in enumerate(raw):
+            if not isinstance(term, str) or len(term.strip()) < MIN_TERM or "\n" in term:
+                where = self.mark_of(raw, i)
+                self.problem(where, f"{tpath}[{i}]", f"must be a literal of {MIN_TERM}+ characters on one line")
+                return ()
+        return tuple(t.strip() for t in raw)
+
+    def concept_examples(self, item: Mapping[str, Any], cpath: str) -> Examples:
+        """A concept is a rule about words: at least one line it names and one near miss it must not."""
+        ex = item.get("examples")
+        if not isinstance(ex, dict):
+            where = self.mark_of(item, "examples") if "examples" in item else getattr(item, "mark", None)
+            self.problem(where, f"{cpath}.examples", "needs `match:` and `no_match:` lines")
+            return Examples()
+        match = self.str_list(ex, "match", f"{cpath}.examples")
+        no_match = self.str_list(ex, "no_match", f"{cpath}.examples")
+        for key, lines in (("match", match), ("no_match", no_match)):
+            if not lines:
+                where = self.mark_of(ex, key) if key in ex else getattr(ex, "mark", None)
+                self.problem(where, f"{cpath}.examples.{key}", "needs at least one line")
+        return Examples(match=match, no_match=no_match)
 
 
 def _opt_str(value: Any) -> str | None:

@@ -610,6 +610,9 @@ class Matcher:
         # The fallback only speaks for lines no other signature explains.
         specific = any(h.probe.kind is ProbeKind.SIGNATURE and h.probe.owner not in self._fallbacks for h in found)
         sent = tuple(hit.probe for hit in found if not (specific and hit.probe.owner in self._fallbacks))
+        if len(found) > 1:
+            # Signature hits first: an observer of the same line (the concept tier) asks whether one matched.
+            found.sort(key=lambda h: h.probe.kind is not ProbeKind.SIGNATURE)
         for hit in found:
             if specific and hit.probe.owner in self._fallbacks:
                 continue

@@ -115,19 +115,19 @@ class UnknownTracker:
             return self.termination is None
         return len(self.templates) < MAX_TEMPLATES and template(message) not in self.templates
 
-    def observe(self, hit: Hit, evidence: Evidence) -> bool:
-        """Count one error-looking or job-ending line; True when its form says an error happened (not
-        just the word: see `rlfix.observe.shapes`)."""
+    def observe(self, hit: Hit, evidence: Evidence) -> str | None:
+        """Count one error-looking or job-ending line; its template when its form says an error
+        happened (not just the word: see `rlfix.observe.shapes`), else None."""
         if hit.probe.owner == STOP:
             self.stops.append(evidence)
-            return False
+            return None
         if hit.probe.kind is ProbeKind.TERMINATION:
             if self.termination is None:
                 self.termination = evidence
             code = hit.match.groupdict().get("code")
             if code and self.exit_code is None:
                 self.exit_code = code
-            return False
+            return None
         key = template(evidence.message)
         entry = self.templates.get(key)
         if entry is not None:
@@ -135,7 +135,7 @@ class UnknownTracker:
             entry.last_seq = evidence.order
         elif len(self.templates) < MAX_TEMPLATES:
             self.templates[key] = _Count(key, evidence.repeat, evidence, evidence.order)
-        return error_shape(hit.line.message, hit.line.level) is not None
+        return key if error_shape(hit.line.message, hit.line.level) is not None else None
 
     def snapshot(self) -> UnknownErrors:
         """What was seen so far, frozen."""

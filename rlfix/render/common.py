@@ -141,7 +141,10 @@ def shown_values(d: Diagnosis) -> dict[str, str]:
 def details_lines(d: Diagnosis, lang: str = "en") -> list[str]:
     """The typed details of a diagnosis as short lines ("exception: KeyError: 'x'", "raised at: ...")."""
     det = d.details
-    out: list[str] = [said(q, lang) for q in det.quantities]
+    out: list[str] = []
+    if d.concept is not None:
+        out.append(phrase("named by concept: {name}", lang, name=d.concept))
+    out += [said(q, lang) for q in det.quantities]
     exc = det.exception
     if exc is not None and exc.exception:
         msg = f": {exc.message}" if exc.message else ""

@@ -80,7 +80,19 @@ def show_signature(sig: Signature, lang: str = "en") -> str:
     if sig.examples.no_match:
         out.append("Must not match")
         out += [f"  {line}" for line in sig.examples.no_match]
+    out += _concept_lines(sig)
     return "\n".join(out) + "\n"
+
+
+def _concept_lines(sig: Signature) -> list[str]:
+    """The concepts (docs/writing-signatures.md#concepts): a term of each cue line, none of none_of."""
+    out = ["Concepts (for error lines no pattern matched: a term of each cue line)"] if sig.concepts else []
+    for c in sig.concepts:
+        out.append(f"  {c.name}  (confidence {c.confidence}, {c.location})")
+        out += ["    cue: " + " | ".join(cue) for cue in c.cues]
+        if c.none_of:
+            out.append("    none of: " + " | ".join(c.none_of))
+    return out
 
 
 def describe_knowledge(kb: KnowledgeBase, extra: Sequence[str] = ()) -> str:

@@ -33,7 +33,8 @@ def _mask_cut(text: str, cut_end: bool, cut_start: bool = False) -> str:
 
 def _target(report: Report) -> Diagnosis:
     for diag in report.diagnoses:
-        if diag.id == UNRECOGNIZED_ID or diag.signature.fallback:
+        # A cause only a concept named has no exact pattern for its wording yet: draft one.
+        if diag.id == UNRECOGNIZED_ID or diag.signature.fallback or diag.concept is not None:
             return diag
     if report.diagnoses:
         raise UsageError(f"the log is already diagnosed as {report.diagnoses[0].id}; nothing to draft")

@@ -8,8 +8,11 @@ from dataclasses import dataclass
 
 from rlfix.errors import Location
 from rlfix.kb.load import KnowledgeBase
+from rlfix.match.concepts import concept_index, holds
 from rlfix.match.matcher import Matcher
-from rlfix.model import Kind, LazyRegex, Signature
+from rlfix.match.normalize import normalize
+from rlfix.model import Concept, Kind, LazyRegex, Signature
+from rlfix.observe.shapes import error_shape
 
 #: Seconds a pattern may spend on one adversarial string before it counts as backtracking.
 BACKTRACK_BUDGET = 0.25
@@ -83,6 +86,34 @@ def check_examples(kb: KnowledgeBase, matcher: Matcher) -> Iterable[LintIssue]:
         for line in sig.examples.no_match:
             if sig.id in matcher.owners_matching(line):
                 yield LintIssue("examples", "error", sig.location, f"{sig.id} matches its no_match example: {line!r}")
+
+
+def _concept_problems(kb: KnowledgeBase, sig: Signature, concept: Concept) -> Iterator[tuple[str, str]]:
+    """(field, what is wrong) for one concept's examples, each line read as the matcher reads it."""
+    index = concept_index(kb)
+    for i, raw in enumerate(concept.examples.match):
+        line = normalize(raw, "<example>", 1)
+        field = f"examples.match[{i}]"
+        if error_shape(line.message, line.level) is None:
+            yield field, f"is not an error-shaped line, so the concept tier never reads it: {raw!r}"
+        elif not holds(concept, line.message):
+            yield field, f"does not hold the concept (a term of every cue set, no none_of term): {raw!r}"
+        else:
+            named = index.name(line.message)
+            if named is not None and named.concept != concept:
+                yield field, f"is named first by {named.sig_id}'s concept {named.concept.name!r}: {raw!r}"
+    for i, raw in enumerate(concept.examples.no_match):
+        if holds(concept, normalize(raw, "<example>", 1).message):
+            yield f"examples.no_match[{i}]", f"holds the concept: {raw!r}"
+
+
+def check_concepts(kb: KnowledgeBase, _m: Matcher) -> Iterable[LintIssue]:
+    """Each concept names its `match` examples (error-shaped lines) and none of its `no_match` ones."""
+    for sig in kb:
+        for n, concept in enumerate(sig.concepts):
+            for field, message in _concept_problems(kb, sig, concept):
+                where = f"{sig.id}.concepts[{n}].{field}"
+                yield LintIssue("concepts", "error", concept.location, f"{where}: {message}")
 
 
 def _related(a: Signature, b: Signature) -> bool:
@@ -228,6 +259,7 @@ CHECKS: dict[str, Check] = {
     "taxonomy": check_taxonomy,
     "relations": check_relations,
     "examples": check_examples,
+    "concepts": check_concepts,
     "claims": check_claims,
     "backtracking": check_backtracking,
     "anchors": check_anchors,
