@@ -202,6 +202,30 @@ ERROR_LINES: list[tuple[str, str, str]] = [
     ),
     ("Status: Failed, Reason: Evicted", "orchestrator", "kubernetes kubectl describe pod"),
     (
+        ":0:rocdevice.cpp            :2984: 159730272363 us: [pid:403868 tid:0x7f37b81ff640] Callback: Queue "
+        "0x7ef728200000 aborting with error : HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The agent attempted to "
+        "access memory beyond the largest legal address. code: 0x29",
+        "result-code",
+        "ROCm clr rocdevice.cpp + hsa.h status string",
+    ),
+    (
+        "CUDA Error: misaligned address (716) /code/include/attention/prefill.cuh: line 1918",
+        "result-code",
+        "flashinfer utils.cuh",
+    ),
+    (
+        "Memory access fault by GPU node-2 (Agent handle: 0x56468ab3bb50) on address 0x7fe55fb03000. Reason: Page not present or supervisor privilege.",
+        "gpu-fault",
+        "ROCm clr / ROCR-Runtime",
+    ),
+    ("CUDA Exception: Warp Illegal Address", "gpu-fault", "cuda-gdb"),
+    ("========= Invalid __global__ read of size 4 bytes", "gpu-fault", "compute-sanitizer memcheck"),
+    (
+        "[drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring sdma0 timeout, signaled seq=16060, emitted seq=16062",
+        "gpu-fault",
+        "Linux drm_print.h DRM_ERROR",
+    ),
+    (
         "  Warning  Evicted  2m  kubelet  The node was low on resource: memory.",
         "orchestrator",
         "kubernetes pkg/kubelet/eviction",

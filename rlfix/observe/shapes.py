@@ -19,6 +19,8 @@ the stack's own code prints, each with its source:
 - tool usage errors: argparse's `prog: error: unrecognized arguments`; daemons' `slurmd: fatal: ...`;
 - asserts: glibc's and CUDA's device-side `Assertion `cond` failed`;
 - NCCL's `NCCL WARN` (its error channel), the kernel log's `NVRM:` lines naming a failure;
+- GPU fault reports: ROCm's `Memory access fault by GPU`, `HSA_STATUS_ERROR_*`, cuda-gdb's `CUDA
+  Exception:`, compute-sanitizer's `========= Invalid __global__ read`, DRM's `*ERROR*`;
 - orchestrators: kubectl's `Status: Failed, Reason: ...` and the kubelet's `Warning  Evicted ...`;
 - shell and kernel death lines: bash's job report (`line 1: 123 Killed  python ...`), a bare
   `Killed`, `Segmentation fault (core dumped)`; the kernel's OOM killer, NVIDIA's `NVRM: Xid`,
@@ -78,6 +80,22 @@ _ANYWHERE: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("result-code", re.compile(r"\[Errno \d{1,4}\] \S|\berrno[ =:]+\d{1,4}\b")),
+    # ROCm's runtime (`HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION`, `hipErrorIllegalAddress`) and a CUDA or
+    # HIP error a library prints itself (`CUDA Error: misaligned address (716) file.cuh: line 1918`).
+    (
+        "result-code",
+        re.compile(r"\bHSA_STATUS_ERROR_[A-Z_]{3,60}|\bhipError[A-Z]\w{2,60}|\b(?:CUDA|HIP) [Ee]rror(?: \[\w+\])?: \S"),
+    ),
+    # The GPU's own fault reports: ROCm's `Memory access fault by GPU node-2 ...`, cuda-gdb's
+    # `CUDA Exception: Warp Illegal Address`, compute-sanitizer's `========= Invalid __global__ read of size 4`,
+    # the kernel DRM drivers' `*ERROR*`.
+    (
+        "gpu-fault",
+        re.compile(
+            r"\bMemory access fault by GPU\b|\bCUDA Exception: \S|"
+            r"^=+ (?:Invalid __\w{1,20}__ (?:read|write)|Program hit \w)|\*ERROR\* \S"
+        ),
+    ),
     (
         "retries",
         re.compile(
@@ -115,7 +133,7 @@ PROBE = (
     r"\billegal instruction\b|\bfloating point exception\b|\bcore dumped\b|\bcudaerror\w|\bcuresult\b|"
     r"\bmax retries\b|\bretries exhausted\b|\bgiving up after\b|\bxid\b|\baer:|\bout of memory\b|\boom-kill\b|"
     r"\bcublas_status_|\bcudnn_status_|\bnccl\w{0,20}(?:error|invalid)|\[errno \d|interrupt\b|\bfault\b|"
-    r"systemexit\b|\bretry(?:ing)?\b|\bnccl warn\b|^\s*warning\s{2,}"
+    r"systemexit\b|\bretry(?:ing)?\b|\bnccl warn\b|^\s*warning\s{2,}|\binvalid __\w+__ (?:read|write)\b|\bprogram hit\b"
 )
 
 
@@ -140,7 +158,7 @@ _EVENT_STATS = re.compile(r"^\s*[\w.:]+ - \d+ total \(\d+ active")
 
 def error_shape(message: str, level: str | None = None) -> str | None:
     """The kind of error the line's form says it is (`exception`, `cxx-abort`, `panic`, `severity`,
-    `usage`, `shell`, `assert`, `orchestrator`, `result-code`, `retries`, `kernel`), or None when it
+    `usage`, `shell`, `assert`, `orchestrator`, `result-code`, `gpu-fault`, `retries`, `kernel`), or None when it
     only mentions a word."""
     if level in ("ERROR", "FATAL", "CRITICAL"):
         return "severity"
