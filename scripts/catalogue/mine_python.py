@@ -25,9 +25,13 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from scripts.catalogue.apply_review import apply as apply_review  # noqa: E402
+from scripts.catalogue.apply_review import load_review  # noqa: E402
 from scripts.catalogue.common import (  # noqa: E402
     CATALOGUE,
     Entry,
+    cap,
+    dedupe,
     template_key,
     write_catalogue,
 )
@@ -423,6 +427,20 @@ def load_catalogue_file(path: Path) -> list[Entry]:
     return [Entry(**{k: str(v) for k, v in row.items()}) for row in rows]
 
 
+#: Folder of the second readers' reviews of the Python files (review_python_a.yaml, review_python_b.yaml).
+REVIEWS_DIR = Path(__file__).resolve().parent
+
+
+def apply_python_reviews(entries: list[Entry], strict: bool = True) -> list[Entry]:
+    """`entries` (one project's, already capped) with every review_python_*.yaml applied.
+
+    Applied after the cap, as mine_native.py does with its review, so that a regeneration keeps the
+    reviewed labels and drops; `strict` fails on a row that matches no entry or several (stale review).
+    """
+    rows = [row for path in sorted(REVIEWS_DIR.glob("review_python_*.yaml")) for row in load_review(path)]
+    return apply_review(entries, rows, strict=strict)
+
+
 def relabel() -> int:
     """Re-run the label rules (and the hand table) on the committed files, keeping all else."""
     for name in PROJECTS:
@@ -436,7 +454,9 @@ def relabel() -> int:
             )
             expect, why = label(name, e.source.split(" ", 1)[0], e.kind, cls, e.template)
             entries.append(Entry(**{**e.__dict__, "expect": expect, "why": why}))
-        write_catalogue(name, entries, GENERATOR)
+        # The committed files are capped and reviewed already: reviewed entries get their review
+        # label back, dropped ones are absent (hence not strict).
+        write_catalogue(name, apply_python_reviews(entries, strict=False), GENERATOR, capped=True)
     return 0
 
 
@@ -463,7 +483,8 @@ def main(argv: list[str] | None = None) -> int:
         kept_keys = {template_key(e.template) for e in entries}
         taken |= kept_keys
         if name in wanted:
-            path = write_catalogue(name, entries, GENERATOR)
+            entries = apply_python_reviews(cap(dedupe(entries)))
+            path = write_catalogue(name, entries, GENERATOR, capped=True)
             print(f"{name}: {len(kept_keys)} entries -> {path.relative_to(CATALOGUE.parents[1])}")
     return 0
 
