@@ -917,7 +917,7 @@ def main(argv: list[str] | None = None) -> int:
         # The second reader's review (review_native.yaml) overrides the rules after the cap, so the
         # cap draws the same entries as before the review and the written file equals the committed one.
         entries = apply_review(cap(dedupe(entries)), review)
-        path = write_catalogue(project, entries, GENERATOR)
+        path = write_catalogue(project, entries, GENERATOR, capped=True)
         print(
             f"{project}: {len({template_key(e.template) for e in entries})} entries -> {path.relative_to(path.parents[2])}"
         )
