@@ -326,7 +326,7 @@ TABLE = yaml.safe_load((Path(__file__).parent / "data" / "paraphrases.yaml").rea
 #: Per id, the wordings of the table diagnosed as that id by the concept tier (or by a rule about the
 #: exception: class, raise site) where its exact patterns knew none. Set from the result once, and
 #: held: the misses are listed in the report of the change (mostly lines the structural detector
-#: does not read as errors yet). A wording that an exact pattern now knows leaves the table (four Xid, NVLink and
+#: does not read as errors yet). A wording that an exact pattern now knows leaves the table (five Xid, NVLink and
 #: CUDA-code wordings of cuda-illegal-memory-access and gpu-hardware-fault did, after the catalogue).
 DIAGNOSED = {
     "cuda-oom": 4, "cuda-illegal-memory-access": 4, "cuda-device-side-assert": 1, "cuda-index-out-of-bounds": 3,
