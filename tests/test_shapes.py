@@ -347,3 +347,63 @@ def test_rays_event_loop_statistics_are_counts_not_errors() -> None:
     )
     assert error_shape(stats) is None
     assert error_shape("ray.exceptions.RayTaskError: ReportJobError - failed") is not None
+
+
+# --- the catalogue's shapes (issue 25 item 1) ---------------------------------------------------
+
+#: Each (project, how it is emitted) of the message catalogue (fixtures/messages, mined from the
+#: projects' sources) is one error-line shape: `raise omegaconf.errors.X`, vLLM's `logger.error`,
+#: Ray's C++ `RAY_LOG(FATAL)`, a CUDA kernel assert, `NCCL WARN`, a kernel `pr_err`... The line of
+#: its first entry must have an error shape, except these, whose form says nothing by itself:
+KNOWN_UNSHAPED: dict[tuple[str, str], str] = {
+    (
+        "huggingface_hub",
+        "raise BadParameter",
+    ): "click prints its own 'Error: ...' for it; the bare class line is the miner's",
+    ("kubernetes", "status message (message)"): "kubectl's 'Message:' field: words only, the Reason: line is the shape",
+    ("kubernetes", "status message (nodeShutdownMessage)"): "kubectl's 'Message:' field, as above",
+    ("linux-kernel", "kernel panic"): "a panic's free-text detail line",
+    ("linux-kernel", "kernel pr_emerg"): "dmesg carries no level: the words decide",
+    ("linux-kernel", "kernel pr_crit"): "dmesg carries no level: the words decide",
+    ("linux-kernel", "kernel pci_err"): "dmesg carries no level: the words decide",
+    ("linux-kernel", "kernel pci_info"): "an AER detail line (info level)",
+    ("linux-kernel", "kernel pci_warn"): "a DPC warning",
+    ("linux-kernel", "kernel pr_warn"): "a kernel warning",
+    ("linux-kernel", "kernel pr_warn_ratelimited"): "a kernel warning",
+    ("linux-kernel", "kernel pr_info"): "a kernel info line",
+    ("linux-kernel", "kernel pr_cont"): "the continuation of a previous kernel line",
+    ("nccl", "NCCL INFO"): "NCCL's INFO channel: its IB recovery messages are info by level",
+    ("nvidia-xid", "nv_printf(NV_DBG_ERRORS)"): "the driver's error channel has no marker in dmesg (NVRM: + words)",
+    ("pytorch-cpp", "LOG(WARNING)"): "a warning by its level",
+    ("pytorch-cpp", "C10D_WARNING (c10d log)"): "a warning by its level",
+    ("sglang", "logger.error"): "SGLang's default log format prints no level",
+}
+
+
+def _catalogue_shapes() -> dict[tuple[str, str], str]:
+    import yaml
+
+    shapes: dict[tuple[str, str], str] = {}
+    for path in sorted((Path(__file__).parent.parent / "fixtures" / "messages").glob("*.yaml")):
+        if path.name == "first_pass.yaml":
+            continue
+        for row in yaml.safe_load(path.read_text(encoding="utf-8")) or []:
+            shapes.setdefault((str(row["project"]), str(row["kind"])), str(row["line"]))
+    return shapes
+
+
+CATALOGUE_SHAPES = _catalogue_shapes()
+
+
+def test_the_catalogue_holds_at_least_300_shapes() -> None:
+    assert len(CATALOGUE_SHAPES) >= 300
+    assert set(KNOWN_UNSHAPED) <= set(CATALOGUE_SHAPES), set(KNOWN_UNSHAPED) - set(CATALOGUE_SHAPES)
+
+
+@pytest.mark.parametrize("key", sorted(CATALOGUE_SHAPES), ids=lambda k: f"{k[0]}:{k[1]}")
+def test_every_catalogue_shape_is_an_error_shape(key: tuple[str, str]) -> None:
+    from rlfix.match.normalize import normalize
+
+    lines = [normalize(text) for text in CATALOGUE_SHAPES[key].splitlines()]
+    shaped = any(error_shape(line.message, line.level) for line in lines)
+    assert shaped or key in KNOWN_UNSHAPED, CATALOGUE_SHAPES[key]

@@ -49,6 +49,9 @@ _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("exception", re.compile(r"Exception in thread \S")),
     ("exception", re.compile(r"Exception(?::\s|$)")),
     ("exception", re.compile(r"(?:[a-z_]\w{0,80}\.){1,8}[A-Z]\w{0,80}(?:Error|Exception)\b")),
+    # A qualified exception class whatever its suffix: `omegaconf.errors.MissingMandatoryValue: ...`,
+    # `huggingface_hub.errors.CacheNotFound: ...`, `datasets.builder.InvalidConfigName: ...`.
+    ("exception", re.compile(r"(?:[a-z_][a-z0-9_]{0,40}\.){2,8}[A-Z][A-Za-z0-9]{2,80}: \S")),
     (
         "cxx-abort",
         re.compile(r"terminate called (?:after throwing an instance of|without an active exception|recursively)"),
@@ -58,6 +61,8 @@ _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("panic", re.compile(r"(?:panic|fatal error): \S")),
     ("severity", re.compile(r"\[?(?:ERROR|FATAL|CRITICAL|CRIT|EMERG|ALERT)\]?(?:[\s:!]|$)")),
     ("severity", re.compile(r"(?:[Ee]rror|[Ff]atal(?: error)?|E(?:RROR|rror) occurred)(?:\s*\[\w+\])?[:!]\s")),
+    # "Error in generation loop: ...", "Error while loading ...: ..." (a message that opens by naming its error).
+    ("severity", re.compile(r"(?:Error|ERROR|Fatal error) (?:in|while|during|when|loading|running) [^:\n]{1,120}: \S")),
     ("usage", re.compile(r"[\w.\-/ ]{1,80}: error: \S")),
     # Slurm's daemons and many C tools: `slurmstepd: fatal: ...`, `srun: fatal: ...`.
     ("severity", re.compile(r"[\w.\-/]{1,40}: fatal: \S")),
@@ -80,6 +85,8 @@ _ANYWHERE: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("result-code", re.compile(r"\[Errno \d{1,4}\] \S|\berrno[ =:]+\d{1,4}\b")),
+    # A bracketed level after a prefix the normaliser does not know: hydra's `[time][module][ERROR] - ...`.
+    ("severity", re.compile(r"\]\[(?:ERROR|CRITICAL|FATAL)\] (?:- )?\S")),
     # ROCm's runtime (`HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION`, `hipErrorIllegalAddress`) and a CUDA or
     # HIP error a library prints itself (`CUDA Error: misaligned address (716) file.cuh: line 1918`).
     (
@@ -117,8 +124,12 @@ _ANYWHERE: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "kernel",
         re.compile(
-            r"\bNVRM: Xid\b|\bAER: (?:Multiple )?Uncorrected\b|\bOut of memory: Killed process\b|"
+            r"\bNVRM: Xid\b|\bAER: (?:Multiple )?Uncorrected\b|\bAER: PCIe Bus Error: severity=Uncorrect|"
+            r"\bOut of memory(?: \([\w ]{1,40}\))?: Killed process\b|\btraps: \S{1,80}\[\d+\] |"
             r"\boom-kill:|\bMemory cgroup out of memory\b|\bGPU has fallen off the bus\b|"
+            # The kernel's own failure forms (lib/bug.c, kernel/panic.c, fs/ext4, NFS, the memory-failure code).
+            r"\bBUG: \S|\bKernel panic - not syncing\b|\bEXT4-fs error\b|\bnfs: server \S+ not responding\b|"
+            r"\bhardware memory error\b|"
             # The NVIDIA driver's own error channel (NV_DBG_ERRORS) in the kernel log.
             r"\bNVRM: .{0,300}\b(?:[Ff]ail(?:ed|ure)|[Ee]rror|[Ff]ault)\b"
         ),
@@ -133,7 +144,8 @@ PROBE = (
     r"\billegal instruction\b|\bfloating point exception\b|\bcore dumped\b|\bcudaerror\w|\bcuresult\b|"
     r"\bmax retries\b|\bretries exhausted\b|\bgiving up after\b|\bxid\b|\baer:|\bout of memory\b|\boom-kill\b|"
     r"\bcublas_status_|\bcudnn_status_|\bnccl\w{0,20}(?:error|invalid)|\[errno \d|interrupt\b|\bfault\b|"
-    r"systemexit\b|\bretry(?:ing)?\b|\bnccl warn\b|^\s*warning\s{2,}|\binvalid __\w+__ (?:read|write)\b|\bprogram hit\b"
+    r"systemexit\b|\bretry(?:ing)?\b|\bnccl warn\b|^\s*warning\s{2,}|\binvalid __\w+__ (?:read|write)\b|"
+    r"\bprogram hit\b|\.errors?\.[A-Z]|\.exceptions?\.[A-Z]|\bbug: |\bnot responding\b"
 )
 
 
