@@ -407,3 +407,17 @@ def test_every_catalogue_shape_is_an_error_shape(key: tuple[str, str]) -> None:
     lines = [normalize(text) for text in CATALOGUE_SHAPES[key].splitlines()]
     shaped = any(error_shape(line.message, line.level) for line in lines)
     assert shaped or key in KNOWN_UNSHAPED, CATALOGUE_SHAPES[key]
+
+
+def test_a_line_its_program_logged_below_error_has_no_error_shape() -> None:
+    # Seen in the Ray trial: the raylet's warning that a gone worker's process group could not be
+    # signalled carries `errno=3` and "failed ... process group", and a concept took it for a
+    # distributed-launch failure of the job whose actor was SIGKILLed.
+    from rlfix.match.normalize import normalize
+
+    line = normalize(
+        "[2026-11-26 15:59:53,881 W 8165 8165] (raylet) node_manager.cc:129: DisconnectClient: failed to send "
+        "SIGTERM to process group 10006: No such process, errno=3 worker_id=3d7f16d5"
+    )
+    assert line.level == "WARNING" and error_shape(line.message, line.level) is None
+    assert error_shape(line.message) == "result-code"  # the same words with no level are judged by their form

@@ -170,12 +170,20 @@ def unwrap(message: str) -> str:
 _EVENT_STATS = re.compile(r"^\s*[\w.:]+ - \d+ total \(\d+ active")
 
 
+#: Levels below ERROR that a prefix gives a line (glog's and Ray's W/I/D, a logger's WARNING).
+QUIET_LEVELS = frozenset({"WARNING", "WARN", "INFO", "DEBUG"})
+
+
 def error_shape(message: str, level: str | None = None) -> str | None:
     """The kind of error the line's form says it is (`exception`, `cxx-abort`, `panic`, `severity`,
     `usage`, `shell`, `assert`, `orchestrator`, `result-code`, `gpu-fault`, `retries`, `kernel`), or None when it
     only mentions a word."""
     if level in ("ERROR", "FATAL", "CRITICAL"):
         return "severity"
+    if level in QUIET_LEVELS:
+        # Its own program logged it below ERROR: the raylet's "W ... failed to send SIGTERM to process
+        # group 10006: No such process, errno=3" reports a worker already gone, not an error.
+        return None
     text = unwrap(message)
     if _EVENT_STATS.match(text):
         return None
