@@ -98,28 +98,16 @@ def write_catalogue(project: str, entries: list[Entry], generator: str, capped: 
     return path
 
 
-def load_catalogue(directory: Path = CATALOGUE) -> list[Entry]:
-    """Every entry of every project file in `directory`."""
-    entries = []
-    for path in sorted(directory.glob("*.yaml")):
-        for row in yaml.safe_load(path.read_text(encoding="utf-8")) or []:
-            entries.append(Entry(**{k: str(v) for k, v in row.items()}))
-    return entries
+#: The record of the first scoring lives beside the project files; it is not a project.
+FIRST_PASS = "first_pass.yaml"
 
 
-def recap(directory: Path = CATALOGUE) -> None:
-    """Apply the cap to catalogue files written before it existed, keeping each file's header."""
-    for path in sorted(directory.glob("*.yaml")):
-        if path.name == "first_pass.yaml":
-            continue
-        text = path.read_text(encoding="utf-8")
-        header = "".join(line for line in text.splitlines(keepends=True)[:3] if line.startswith("#"))
-        entries = [Entry(**{k: str(v) for k, v in row.items()}) for row in yaml.safe_load(text) or []]
-        kept = cap(entries)
-        body = yaml.safe_dump([asdict(e) for e in kept], allow_unicode=True, sort_keys=False, width=1_000_000)
-        path.write_text(header + body, encoding="utf-8")
-        print(f"{path.name}: {len(entries)} -> {len(kept)}")
+def catalogue_files(directory: Path = CATALOGUE) -> list[Path]:
+    """The project files of the catalogue in `directory`, sorted."""
+    return sorted(p for p in directory.glob("*.yaml") if p.name != FIRST_PASS)
 
 
-if __name__ == "__main__":
-    recap()
+def load_catalogue_file(path: Path) -> list[Entry]:
+    """The entries of one project file."""
+    rows = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+    return [Entry(**{k: str(v) for k, v in row.items()}) for row in rows]

@@ -21,7 +21,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -31,7 +30,9 @@ from scripts.catalogue.common import (  # noqa: E402
     CATALOGUE,
     Entry,
     cap,
+    catalogue_files,
     dedupe,
+    load_catalogue_file,
     template_key,
     write_catalogue,
 )
@@ -414,17 +415,11 @@ def mine(project: str, sources: Path) -> list[Entry]:
 def foreign_keys(directory: Path = CATALOGUE) -> set[str]:
     """Template keys of catalogue files another generator wrote (the native miner's)."""
     keys: set[str] = set()
-    for path in directory.glob("*.yaml"):
+    for path in catalogue_files(directory):
         head = path.read_text(encoding="utf-8").split("\n", 1)[0]
         if "mine_python.py" not in head and path.stem not in PROJECTS:
             keys.update(template_key(e.template) for e in load_catalogue_file(path))
     return keys
-
-
-def load_catalogue_file(path: Path) -> list[Entry]:
-    """The entries of one catalogue file."""
-    rows = yaml.safe_load(path.read_text(encoding="utf-8")) or []
-    return [Entry(**{k: str(v) for k, v in row.items()}) for row in rows]
 
 
 #: Folder of the second readers' reviews of the Python files (review_python_a.yaml, review_python_b.yaml).
