@@ -41,50 +41,12 @@ UNRECOGNIZED = Signature(
 
 
 #: Words every error line uses: sharing them says nothing about which failure it is.
-_COMMON_WORDS = frozenset(
-    [
-        "error",
-        "errors",
-        "failed",
-        "failure",
-        "fatal",
-        "exception",
-        "exceptions",
-        "process",
-        "processes",
-        "exit",
-        "exited",
-        "code",
-        "status",
-        "with",
-        "from",
-        "that",
-        "this",
-        "have",
-        "been",
-        "none",
-        "line",
-        "file",
-        "most",
-        "recent",
-        "call",
-        "last",
-        "traceback",
-        "raise",
-        "raised",
-        "during",
-        "while",
-        "when",
-        "could",
-        "cannot",
-        "unable",
-        "warning",
-        "info",
-        "debug",
-        "worker",
-        "workers",
-    ]
-)
+_COMMON_WORDS = frozenset((
+    "error", "errors", "failed", "failure", "fatal", "exception", "exceptions", "process", "processes", "exit",
+    "exited", "code", "status", "with", "from", "that", "this", "have", "been", "none", "line", "file", "most",
+    "recent", "call", "last", "traceback", "raise", "raised", "during", "while", "when", "could", "cannot",
+    "unable", "warning", "info", "debug", "worker", "workers",
+))  # fmt: skip
 _WORD = re.compile(r"[a-z][a-z0-9_]{3,}")
 
 
