@@ -45,7 +45,7 @@ JOB = textwrap.dedent(
 
     @ray.remote(resources={"RESOURCE": 1}, max_retries=0)
     def generate_rollouts():
-        pathlib.Path(os.environ["RLFIX_STARTED"]).touch()
+        pathlib.Path(os.environ["RLFIX_STARTED"]).write_text(str(os.getpid()))
         deadline = time.monotonic() + 120
         while not pathlib.Path(os.environ["RLFIX_GO"]).exists() and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -117,6 +117,16 @@ def _kill_node(head: RayHead, tag: str) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
+def _kill_pid(path: Path) -> None:
+    """SIGKILL the process whose pid `path` holds (written by that process; waited for while it lands)."""
+    deadline = time.monotonic() + 10
+    while not path.read_text().strip().isdigit():
+        assert time.monotonic() < deadline, f"no pid in {path.name}"
+        time.sleep(0.05)
+    with contextlib.suppress(OSError):
+        os.kill(int(path.read_text()), signal.SIGKILL)
+
+
 def _wait_for(path: Path, seconds: float) -> None:
     deadline = time.monotonic() + seconds
     while not path.exists():
@@ -174,6 +184,9 @@ def test_a_node_lost_under_a_job_is_resubmitted_and_succeeds(
     try:
         _wait_for(started, 120)
         _kill_node(ray_head, "rlfix_node_a")  # the machine is gone, with its raylet and workers
+        # The task's worker names no tag on its command line: killed too, so that it never finishes the
+        # task and hands its result to the driver directly (seen once in CI: the job then succeeded).
+        _kill_pid(started)
         nodes.append("rlfix_node_b")
         _start_node(ray_head, "rlfix_node_b")  # its replacement joins
         go.touch()
