@@ -138,6 +138,10 @@ SENTENCES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
             r"no exact pattern matched: named by a concept of this signature, so less sure",
             "没有精确模式匹配：由这个 signature 的概念认出，所以把握小一些",
         ),
+        (
+            r"no exact pattern matched: a message its framework's source prints for this cause",
+            "没有精确模式匹配：这是框架源码里为这个原因打印的一条已知消息",
+        ),
         (r"root cause \(error\)", "根因（错误）"),
         (r"root cause \(warning\)", "根因（警告）"),
         (
@@ -289,6 +293,7 @@ ZH: dict[str, str] = {
     "exception: {text}": "异常：{text}",
     "raised at: {text}": "抛出位置：{text}",
     "named by concept: {name}": "由概念认出：{name}",
+    "known message: {source}": "已知消息：{source}",
     "exit code: {code}": "退出码：{code}",
     "error x{n}: {template}": "错误 x{n}：{template}",
     "collective hang: {text}": "集合通信卡住：{text}",

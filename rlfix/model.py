@@ -310,6 +310,43 @@ class Concept:
     location: Location = field(default=Location("<memory>"), compare=False)
 
 
+#: How sure a finding named by a known message is: its label was read from the message's source,
+#: so surer than a concept's vocabulary, but less than a curated pattern (which also saw real logs).
+KNOWN_MESSAGE_CONFIDENCE = 0.7
+
+
+@dataclass(frozen=True)
+class KnownMessage:
+    """A message a framework's source prints, as a template, with the cause its raise site means
+    (`knowledge/messages/`, generated from the mined catalogue `fixtures/messages/`).
+
+    `parts` are the template's literal text between its placeholders; a line is this message when
+    it holds every part, in order (rlfix/match/messages.py). Like a concept, a known message speaks
+    only for an error-shaped line that no exact pattern matched.
+    """
+
+    #: The project's own text, not log text: the output gate leaves it alone.
+    __rlfix_unmasked__ = True
+
+    sig_id: str
+    template: str
+    parts: tuple[str, ...]
+    project: str
+    version: str
+    #: Where the source prints it: `peft/config.py:98 [PeftConfigMixin.__post_init__]`.
+    source: str
+    location: Location = field(default=Location("<memory>"), compare=False)
+
+    @property
+    def name(self) -> str:
+        """How reports cite it: `peft 0.21.2, peft/config.py:98 [PeftConfigMixin.__post_init__]`."""
+        return f"{self.project} {self.version}, {self.source}"
+
+    @property
+    def confidence(self) -> float:
+        return KNOWN_MESSAGE_CONFIDENCE
+
+
 #: Languages the knowledge base and the reports speak.
 LANGUAGES = ("en", "zh")
 

@@ -67,6 +67,9 @@ class Diagnosis:
     #: The concept that named this finding (`out-of-memory + GPU allocator`), when no exact pattern
     #: matched its lines; None for a finding of the signature's own patterns.
     concept: str | None = None
+    #: The framework message this finding's line is (`peft 0.21.2, peft/config.py:98 [...]`), when
+    #: no exact pattern matched it but a known message did (knowledge/messages/).
+    known_message: str | None = None
 
     @property
     def id(self) -> str:
@@ -115,6 +118,8 @@ class Diagnosis:
             "confidence": round(self.confidence, 3),
             # Only for a finding a concept named (no exact pattern matched its lines).
             **({"concept": self.concept} if self.concept is not None else {}),
+            # Only for a finding a known message named: the framework, version and raise site.
+            **({"known_message": self.known_message} if self.known_message is not None else {}),
             "action": self.action.value,
             "owner": self.owner.value,
             "action_reason": self.decision.reason,

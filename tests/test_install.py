@@ -36,9 +36,9 @@ def _source_files() -> dict[str, Path]:
     for path in SOURCE.rglob("*"):
         if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
             files[path.relative_to(ROOT).as_posix()] = path
-    for path in KNOWLEDGE.iterdir():
+    for path in [*KNOWLEDGE.iterdir(), *(KNOWLEDGE / "messages").iterdir()]:
         if path.is_file() and path.suffix in (".yaml", ".json"):
-            files[f"rlfix/knowledge/{path.name}"] = path
+            files[f"rlfix/knowledge/{path.relative_to(KNOWLEDGE).as_posix()}"] = path
     return files
 
 
@@ -51,6 +51,7 @@ def test_the_source_tree_is_what_the_checks_expect() -> None:
     # Guards the checks below against passing on an empty or misread tree.
     files = _source_files()
     assert {"rlfix/__init__.py", "rlfix/fleet/__init__.py", "rlfix/py.typed", "rlfix/knowledge/cuda.yaml"} <= set(files)
+    assert "rlfix/knowledge/messages/vllm.yaml" in files
     assert {"rlfix/render/static/report.css", "rlfix/render/static/report.js"} <= set(files)
     assert {"rlfix", "rlfix.fleet", "rlfix.render", "rlfix.integrations"} <= _source_packages()
 
@@ -149,7 +150,8 @@ def test_the_wheel_installed_alone_works_from_anywhere(tmp_path: Path) -> None:
         "import pkgutil, importlib, rlfix\n"
         "assert rlfix.__file__.startswith(sys.argv[1]), rlfix.__file__\n"
         "for m in pkgutil.walk_packages(rlfix.__path__, 'rlfix.'): importlib.import_module(m.name)\n"
-        "print(rlfix.kb.builtin_dir(), len(rlfix.load_knowledge()), rlfix.diagnose(sys.argv[2]).top.id)\n"
+        "kb = rlfix.load_knowledge()\n"
+        "print(rlfix.kb.builtin_dir(), len(kb), len(kb.messages), rlfix.diagnose(sys.argv[2]).top.id)\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     out = subprocess.run(
@@ -161,8 +163,9 @@ def test_the_wheel_installed_alone_works_from_anywhere(tmp_path: Path) -> None:
         timeout=120,
     )
     assert out.returncode == 0, out.stderr[-2000:]
-    where, count, top = out.stdout.split()
+    where, count, messages, top = out.stdout.split()
     assert where.startswith(str(site)) and int(count) >= 46 and top == "cuda-illegal-memory-access"
+    assert int(messages) >= 2000, "the wheel lacks knowledge/messages/"
 
 
 def test_one_version_from_the_package_metadata(run_cli: RunCli) -> None:

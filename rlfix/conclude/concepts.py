@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from rlfix.model import Kind, Severity
+from rlfix.model import Kind, KnownMessage, Severity
 from rlfix.observe.tally import Tally
 
 
@@ -54,7 +54,9 @@ def _began_cascade(tally: Tally, roots: list[Tally]) -> bool:
 
 
 def concept_reason(tally: Tally) -> str | None:
-    """The reason a finding named by a concept gives (None for an exact one)."""
+    """The reason a finding named by a concept or a known message gives (None for an exact one)."""
     if tally.concept is None:
         return None
+    if isinstance(tally.concept, KnownMessage):
+        return "no exact pattern matched: a message its framework's source prints for this cause"
     return "no exact pattern matched: named by a concept of this signature, so less sure"

@@ -28,7 +28,7 @@ from rlfix.conclude.remedies import choose_remedies
 from rlfix.conclude.timing import happened_after
 from rlfix.job import JobContext
 from rlfix.kb.load import KnowledgeBase
-from rlfix.model import Evidence, Kind, Severity
+from rlfix.model import Evidence, Kind, KnownMessage, Severity
 from rlfix.observe.tally import Tally
 from rlfix.report import Diagnosis
 
@@ -305,8 +305,9 @@ def _diagnosis(
     concept = tally.concept
     confidence = max(0.05, min(0.99, sig.confidence + bonus))
     if concept is not None:
-        # Never surer than its concept says: a word-level rule is less sure than an exact pattern.
+        # Never surer than its concept (or known message) says: less sure than an exact pattern.
         confidence = max(0.05, min(concept.confidence, concept.confidence + bonus))
+    known = concept if isinstance(concept, KnownMessage) else None
     return Diagnosis(
         signature=sig,
         evidence=tuple(tally.samples),
@@ -319,5 +320,6 @@ def _diagnosis(
         reasons=tuple(reasons),
         folded=folded,
         remedies=choose_remedies(sig, context),
-        concept=concept.name if concept is not None else None,
+        concept=concept.name if concept is not None and known is None else None,
+        known_message=known.name if known is not None else None,
     )

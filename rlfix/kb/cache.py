@@ -45,6 +45,7 @@ from rlfix.model import (
     Flag,
     FlagForm,
     Kind,
+    KnownMessage,
     LazyRegex,
     Localized,
     LocalizedFlag,
@@ -59,7 +60,7 @@ CACHE_ENV = "RLFIX_CACHE_DIR"
 #: Cache files kept; the oldest beyond this are removed when one is written.
 KEEP = 8
 #: Bumped when the layout of a cache file changes.
-FORMAT = 1
+FORMAT = 2
 
 _CLASSES: dict[str, Callable[..., Any]] = {
     c.__name__: c
@@ -75,6 +76,7 @@ _CLASSES: dict[str, Callable[..., Any]] = {
         TaxonomyEntry,
         Pin,
         Concept,
+        KnownMessage,
     )
 }
 _ENUMS: dict[str, type[enum.Enum]] = {c.__name__: c for c in (Kind, Severity, FlagForm)}

@@ -11,11 +11,14 @@ from pathlib import Path
 
 from rlfix.errors import KnowledgeError, Location, Problem, UsageError
 from rlfix.kb import cache
+from rlfix.kb.messages import parse_messages
 from rlfix.kb.parse import Pin, TaxonomyEntry, parse_pins, parse_signature_file, parse_taxonomy
-from rlfix.model import Signature
+from rlfix.model import KnownMessage, Signature
 
 TAXONOMY_FILE = "taxonomy.yaml"
 PINS_FILE = "pins.yaml"
+#: The folder of known messages (`rlfix/kb/messages.py`), in the bundled or a user's knowledge base.
+MESSAGES_DIR = "messages"
 
 
 @dataclass(frozen=True)
@@ -28,10 +31,21 @@ class KnowledgeBase:
     overridden: tuple[str, ...] = ()
     #: What each framework release asks of the packages it calls (knowledge/pins.yaml).
     pins: tuple[Pin, ...] = ()
+    #: Messages frameworks print, with the cause each means (knowledge/messages/).
+    messages: tuple[KnownMessage, ...] = ()
     _by_id: dict[str, Signature] = field(default_factory=dict, compare=False, repr=False)
+    _hash: list[int] = field(default_factory=list, init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         self._by_id.update({s.id: s for s in self.signatures})
+
+    def __hash__(self) -> int:
+        # Indexes are cached per knowledge base (lru_cache): hashing thousands of signatures and
+        # known messages on each lookup would cost more than the triage of a short paste.
+        if not self._hash:
+            parts = (self.signatures, self.files, self.taxonomy, self.overridden, self.pins, self.messages)
+            self._hash.append(hash(parts))
+        return self._hash[0]
 
     def __iter__(self) -> Iterator[Signature]:
         return iter(self.signatures)
@@ -97,6 +111,7 @@ class Parsed:
     sigs: list[Signature] = field(default_factory=list)
     taxonomy: list[TaxonomyEntry] = field(default_factory=list)
     pins: list[Pin] = field(default_factory=list)
+    messages: list[KnownMessage] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
 
@@ -121,7 +136,8 @@ def load_files(paths: Iterable[Path]) -> Parsed:
         return found
     out = _parse(texts, problems)
     if key is not None and not out.problems:
-        cache.keep(key, {"sigs": out.sigs, "taxonomy": out.taxonomy, "pins": out.pins, "files": out.files})
+        parts = {"sigs": out.sigs, "taxonomy": out.taxonomy, "pins": out.pins, "messages": out.messages}
+        cache.keep(key, {**parts, "files": out.files})
     return out
 
 
@@ -129,12 +145,12 @@ def _from_cache(found: object) -> Parsed | None:
     """A cached parse, if it has the shape one has (else None: parse the files again)."""
     if not isinstance(found, dict):
         return None
-    parts = {"sigs": Signature, "taxonomy": TaxonomyEntry, "pins": Pin, "files": str}
+    parts = {"sigs": Signature, "taxonomy": TaxonomyEntry, "pins": Pin, "messages": KnownMessage, "files": str}
     for name, kind in parts.items():
         items = found.get(name)
         if not isinstance(items, list) or not all(isinstance(item, kind) for item in items):
             return None
-    return Parsed(found["sigs"], found["taxonomy"], found["pins"], found["files"])
+    return Parsed(found["sigs"], found["taxonomy"], found["pins"], found["messages"], found["files"])
 
 
 def _parse(texts: list[tuple[Path, str, bytes]], problems: list[Problem]) -> Parsed:
@@ -153,6 +169,9 @@ def _parse(texts: list[tuple[Path, str, bytes]], problems: list[Problem]) -> Par
         elif path.name == PINS_FILE:
             pins, found = parse_pins(text, shown)
             out.pins.extend(pins)
+        elif path.parent.name == MESSAGES_DIR:
+            messages, found = parse_messages(text, shown)
+            out.messages.extend(messages)
         else:
             parsed, found = parse_signature_file(text, shown)
             out.sigs.extend(parsed)
@@ -186,6 +205,7 @@ def _load_cached(extra: tuple[str, ...], builtin: bool, _stamp: tuple[float, ...
     base_paths = _yaml_files(builtin_dir()) if builtin else []
     base = load_files(base_paths)
     sigs, taxonomy, pins, files, problems = base.sigs, base.taxonomy, base.pins, base.files, base.problems
+    messages = list(base.messages)
     by_id: dict[str, Signature] = {}
     for sig in sigs:
         if sig.id in by_id:
@@ -205,6 +225,7 @@ def _load_cached(extra: tuple[str, ...], builtin: bool, _stamp: tuple[float, ...
         files.extend(user.files)
         taxonomy.extend(user.taxonomy)
         pins.extend(user.pins)
+        messages.extend(user.messages)
         seen: dict[str, Signature] = {}
         for sig in user.sigs:
             if sig.id in seen:
@@ -216,6 +237,9 @@ def _load_cached(extra: tuple[str, ...], builtin: bool, _stamp: tuple[float, ...
             if sig.id in by_id:
                 overridden.append(sig.id)
             by_id[sig.id] = sig
+    problems.extend(
+        Problem(m.location, "id", f"no signature has the id {m.sig_id!r}") for m in messages if m.sig_id not in by_id
+    )
     if problems:
         raise KnowledgeError(problems)
     return KnowledgeBase(
@@ -224,6 +248,7 @@ def _load_cached(extra: tuple[str, ...], builtin: bool, _stamp: tuple[float, ...
         taxonomy=tuple(taxonomy),
         overridden=tuple(overridden),
         pins=tuple(pins),
+        messages=tuple(messages),
     )
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from rlfix.kb.load import KnowledgeBase
-from rlfix.model import Concept, Signature
+from rlfix.model import Concept, KnownMessage, Signature
 
 #: Terms this short (or shorter) match only as whole words.
 SHORT_TERM = 4
@@ -108,10 +108,11 @@ def holds(concept: Concept, text: str) -> bool:
 
 @dataclass(frozen=True)
 class Named:
-    """What a concept said about a text: the signature it names and the concept that named it."""
+    """What the word tier said about a text: the signature it names and the concept or known
+    message (rlfix/match/messages.py) that named it."""
 
     sig_id: str
-    concept: Concept
+    concept: Concept | KnownMessage
 
 
 class ConceptIndex:

@@ -130,6 +130,9 @@ _ANYWHERE: tuple[tuple[str, re.Pattern[str]], ...] = (
             # The kernel's own failure forms (lib/bug.c, kernel/panic.c, fs/ext4, NFS, the memory-failure code).
             r"\bBUG: \S|\bKernel panic - not syncing\b|\bEXT4-fs error\b|\bnfs: server \S+ not responding\b|"
             r"\bhardware memory error\b|"
+            # The OOM killer's report around its kill line (mm/oom_kill.c dump_tasks, mm/memcontrol.c).
+            r"kB, failcnt \d+$|^Memory cgroup stats for\b|^Tasks state \(memory values in pages\)|"
+            r"^\[ pid \]\s+uid\s+tgid\s+total_vm\b|"
             # The NVIDIA driver's own error channel (NV_DBG_ERRORS) in the kernel log.
             r"\bNVRM: .{0,300}\b(?:[Ff]ail(?:ed|ure)|[Ee]rror|[Ff]ault)\b"
         ),
@@ -147,7 +150,8 @@ PROBE = (
     # kubectl's event table puts two spaces after "Warning": that pair is the anchor, since "warning" alone is
     # in one line of eight of a chatty job's log and probing them all doubled the scan (measured).
     r"systemexit\b|\bretry(?:ing)?\b|\bnccl warn\b|^\s*warning  \s*|\binvalid __\w+__ (?:read|write)\b|"
-    r"\bprogram hit\b|\.errors?\.[A-Z]|\.exceptions?\.[A-Z]|\bbug: |\bnot responding\b"
+    r"\bprogram hit\b|\.errors?\.[A-Z]|\.exceptions?\.[A-Z]|\bbug: |\bnot responding\b|"
+    r"kb, failcnt \d|\bmemory cgroup stats for\b|\btasks state \(memory values|\[ pid \]\s+uid\b"
 )
 
 

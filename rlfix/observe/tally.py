@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from rlfix.model import Concept, Evidence, Signature
+from rlfix.model import Concept, Evidence, KnownMessage, Signature
 from rlfix.templates import template
 
 #: Distinct evidence lines kept per signature; the rest are only counted.
@@ -39,8 +39,8 @@ class Tally:
     values: dict[str, str] = field(default_factory=dict)
     _messages: set[str] = field(default_factory=set)
     _sources: set[str] = field(default_factory=set)
-    #: The concept that named these lines, when no exact pattern of the signature did.
-    concept: Concept | None = None
+    #: The concept or known message that named these lines, when no exact pattern of the signature did.
+    concept: Concept | KnownMessage | None = None
 
     @property
     def first(self) -> Evidence:

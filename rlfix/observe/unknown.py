@@ -53,9 +53,26 @@ RECENT_TEMPLATES = 5
 FREQUENT_TEMPLATES = 20
 
 
+#: Lines their own program logged at ERROR or FATAL by a native prefix, whatever words follow:
+#: Ray's C++ processes (`[2026-11-26 14:10:50,123 E 12345 12400] (raylet) ...`) and glog
+#: (`E1126 14:10:50.123000 2417 file.cpp:76] ...`). No word of the message is needed, so the prefix
+#: is the anchor: the level letter between spaces, or the letter and the month.
+_NATIVE_LEVELS = (
+    (r",\d{3} [EF] \d{1,10} \d{1,10}\] ", (" E ", " F ")),
+    (
+        r"(?:^|[\s\[:])[EF](?:0[1-9]|1[0-2])\d\d \d\d:\d\d:\d\d\.\d",
+        tuple(f"{lv}{m:02d}" for lv in "EF" for m in range(1, 13)),
+    ),
+)
+
+
 def unknown_probes() -> list[Probe]:
     """Observer probes for error-looking lines and the lines that say a job ended."""
     probes = [Probe(ERRORLINE, observer_pattern(_ERROR), max_lines=ERROR_LINES, kind=ProbeKind.ERROR_LINE)]
+    probes += [
+        Probe(ERRORLINE, observer_pattern(p, anchors), max_lines=ERROR_LINES, kind=ProbeKind.ERROR_LINE)
+        for p, anchors in _NATIVE_LEVELS
+    ]
     probes += [Probe(TERMINATION, observer_pattern(p), kind=ProbeKind.TERMINATION) for p in _TERMINATIONS]
     probes += [Probe(STOP, observer_pattern(p), kind=ProbeKind.TERMINATION) for p in _STOPS]
     return probes

@@ -144,6 +144,8 @@ def details_lines(d: Diagnosis, lang: str = "en") -> list[str]:
     out: list[str] = []
     if d.concept is not None:
         out.append(phrase("named by concept: {name}", lang, name=d.concept))
+    if d.known_message is not None:
+        out.append(phrase("known message: {source}", lang, source=d.known_message))
     out += [said(q, lang) for q in det.quantities]
     exc = det.exception
     if exc is not None and exc.exception:

@@ -1,0 +1,71 @@
+"""Known messages matched: is an error line one a framework's source is known to print?
+
+A line is a known message when it holds the template's literal parts in order (the values between
+them are whatever the program filled in). No regex is built from a template: each part is found by
+`str.find` from where the previous one ended, so the cost is linear in the line, never backtracks,
+and a template's text needs no escaping.
+
+Templates are looked up, not all tried: each is filed under the rarest of its whole words across
+the knowledge base, and a line is tried only against the templates filed under one of its words.
+Like the concept tier, this is asked only about error-shaped lines no exact pattern matched, once
+per line template (rlfix/observe/concepts.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from functools import lru_cache
+
+from rlfix.kb.load import KnowledgeBase
+from rlfix.kb.messages import whole_words
+from rlfix.model import KnownMessage
+
+#: The words of a line, as templates are filed under them.
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,}")
+
+
+def holds(message: KnownMessage, text: str) -> bool:
+    """Whether `text` holds the message's literal parts, in order."""
+    at = 0
+    for part in message.parts:
+        found = text.find(part, at)
+        if found < 0:
+            return False
+        at = found + len(part)
+    return True
+
+
+class MessageIndex:
+    """The known messages of a knowledge base, filed by their rarest word."""
+
+    def __init__(self, messages: Iterable[KnownMessage]) -> None:
+        known = list(messages)
+        frequency = Counter(w.lower() for m in known for w in set(whole_words(m.template)))
+        self._by_word: dict[str, list[KnownMessage]] = {}
+        for m in known:
+            words = whole_words(m.template)
+            if not words:
+                continue
+            rarest = min(words, key=lambda w: (frequency[w.lower()], -len(w)))
+            self._by_word.setdefault(rarest.lower(), []).append(m)
+
+    def __bool__(self) -> bool:
+        return bool(self._by_word)
+
+    def name(self, text: str) -> KnownMessage | None:
+        """The known message `text` is (the one with the most literal text when several fit), or None."""
+        fits = [
+            m
+            for word in {w.lower() for w in _WORD.findall(text)} & self._by_word.keys()
+            for m in self._by_word[word]
+            if holds(m, text)
+        ]
+        return max(fits, key=lambda m: (len(m.template), m.template, m.source), default=None)
+
+
+@lru_cache(maxsize=8)
+def message_index(kb: KnowledgeBase) -> MessageIndex:
+    """The known messages of a knowledge base, indexed once per knowledge base."""
+    return MessageIndex(kb.messages)
