@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from rlfix.kb import cache
+from rlfix.kb import load as load_module
 from rlfix.kb.load import _yaml_files, builtin_dir, load_files
 from tests.conftest import DATA
 
@@ -33,14 +34,23 @@ def _facts(parsed: object) -> list[tuple[object, ...]]:
     ]
 
 
-def test_a_cached_knowledge_base_is_the_parsed_one(cache_dir: Path) -> None:
+def test_a_cached_knowledge_base_is_the_parsed_one(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     files = _yaml_files(builtin_dir())
     fresh = load_files(files)
     assert not fresh.problems and len(list(cache_dir.glob("kb-*.json"))) == 1
+
+    def parse_again(*_: object) -> None:
+        raise AssertionError("parsed again: the cache file did not rebuild (a class it holds is not registered?)")
+
+    # The second load must come from the cache: a cache that cannot rebuild what it kept is silently
+    # skipped, and every run pays the whole parse (it did, once Signature held a Decision).
+    monkeypatch.setattr(load_module, "_parse", parse_again)
     again = load_files(files)
     assert _facts(again) == _facts(fresh) and len(fresh.sigs) > 40
     assert (again.taxonomy, again.pins, again.files) == (fresh.taxonomy, fresh.pins, fresh.files)
     assert [p.requires for p in again.pins] == [p.requires for p in fresh.pins]
+    assert again.messages == fresh.messages and len(fresh.messages) > 2000
+    assert [s.decision for s in again.sigs] == [s.decision for s in fresh.sigs]
 
 
 def test_another_byte_is_another_key_and_problems_are_never_kept(cache_dir: Path, tmp_path: Path) -> None:

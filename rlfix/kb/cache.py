@@ -40,7 +40,9 @@ from typing import Any
 from rlfix.errors import Location
 from rlfix.kb.parse import Pin, TaxonomyEntry
 from rlfix.model import (
+    Action,
     Concept,
+    Decision,
     Examples,
     Flag,
     FlagForm,
@@ -49,6 +51,7 @@ from rlfix.model import (
     LazyRegex,
     Localized,
     LocalizedFlag,
+    Owner,
     Pattern,
     Remediation,
     Severity,
@@ -77,9 +80,10 @@ _CLASSES: dict[str, Callable[..., Any]] = {
         Pin,
         Concept,
         KnownMessage,
+        Decision,
     )
 }
-_ENUMS: dict[str, type[enum.Enum]] = {c.__name__: c for c in (Kind, Severity, FlagForm)}
+_ENUMS: dict[str, type[enum.Enum]] = {c.__name__: c for c in (Kind, Severity, FlagForm, Action, Owner)}
 
 
 def cache_dir() -> Path | None:
