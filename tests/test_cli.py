@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import http.server
 import json
+import re
 import socket
 import subprocess
 import threading
@@ -93,6 +94,7 @@ def test_explain_and_kb_commands(run_cli: RunCli) -> None:
     assert "anchors:" in show.stdout
     info = run_cli(["kb", "info"])
     assert "engine:" in info.stdout
+    assert re.search(r"\(\d+ signatures, \d{4,} known messages, digest ", info.stdout), info.stdout
 
 
 def test_user_kb_with_problems_names_file_and_line(run_cli: RunCli, tmp_path: Path) -> None:

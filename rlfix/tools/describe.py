@@ -104,7 +104,8 @@ def describe_knowledge(kb: KnowledgeBase, extra: Sequence[str] = ()) -> str:
     from rlfix.match.lines import line_counting
 
     matcher = matcher_for(kb, "auto")
-    lines = [f"rlfix {__version__}", f"knowledge base: {builtin_dir()} ({len(kb)} signatures, digest {kb.digest})"]
+    held = f"{len(kb)} signatures, {len(kb.messages)} known messages, digest {kb.digest}"
+    lines = [f"rlfix {__version__}", f"knowledge base: {builtin_dir()} ({held})"]
     lines += [f"extra signatures: {d}" for d in extra]
     if kb.overridden:
         lines.append(f"overridden ids: {', '.join(kb.overridden)}")
