@@ -58,6 +58,9 @@ def test_the_index_names_the_message_with_the_most_literal_text() -> None:
     assert index.name("cannot allocate the KV cache for 12 blocks: raise gpu_memory_utilization") == longer
     assert index.name("cannot allocate the KV cache for 12 blocks") == short
     assert index.name("a healthy line about blocks") is None
+    # A megabyte line is read for its start only, where a message's text is.
+    assert index.name("cannot allocate the KV cache for 12 blocks " + "x" * 1_000_000) == short
+    assert index.name("x" * 1_000_000 + " cannot allocate the KV cache for 12 blocks") is None
 
 
 def test_a_finding_says_which_message_of_which_framework_it_is() -> None:

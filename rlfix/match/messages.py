@@ -24,6 +24,9 @@ from rlfix.model import KnownMessage
 
 #: The words of a line, as templates are filed under them.
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,}")
+#: Characters of a line a message is looked for in: a message's first line is far shorter, and a
+#: line may be a megabyte (the tier reads up to 2,000 of them).
+MAX_TEXT = 4096
 
 
 def holds(message: KnownMessage, text: str) -> bool:
@@ -56,6 +59,7 @@ class MessageIndex:
 
     def name(self, text: str) -> KnownMessage | None:
         """The known message `text` is (the one with the most literal text when several fit), or None."""
+        text = text[:MAX_TEXT]
         fits = [
             m
             for word in {w.lower() for w in _WORD.findall(text)} & self._by_word.keys()
