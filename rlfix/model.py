@@ -321,8 +321,10 @@ class KnownMessage:
     (`knowledge/messages/`, generated from the mined catalogue `fixtures/messages/`).
 
     `parts` are the template's literal text between its placeholders; a line is this message when
-    it holds every part, in order (rlfix/match/messages.py). Like a concept, a known message speaks
-    only for an error-shaped line that no exact pattern matched.
+    it holds every part, in order (rlfix/match/messages.py). `words` are the whole words of that
+    text, lowercased, which the index files it under (worked out once, when the file is parsed, and
+    cached with it). Like a concept, a known message speaks only for an error-shaped line that no
+    exact pattern matched.
     """
 
     #: The project's own text, not log text: the output gate leaves it alone.
@@ -331,6 +333,7 @@ class KnownMessage:
     sig_id: str
     template: str
     parts: tuple[str, ...]
+    words: tuple[str, ...]
     project: str
     version: str
     #: Where the source prints it: `peft/config.py:98 [PeftConfigMixin.__post_init__]`.

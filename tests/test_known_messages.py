@@ -17,7 +17,7 @@ import pytest
 from rlfix.api import diagnose
 from rlfix.errors import KnowledgeError
 from rlfix.kb.load import KnowledgeBase, load_knowledge
-from rlfix.kb.messages import learnable, literal_parts, parse_messages
+from rlfix.kb.messages import learnable, literal_parts, parse_messages, whole_words
 from rlfix.match.messages import MessageIndex, holds
 from rlfix.model import KNOWN_MESSAGE_CONFIDENCE, KnownMessage
 from scripts.catalogue import learn
@@ -27,7 +27,8 @@ PEFT_LINE = "ValueError: `unilora_dropout` should be between 0.0 and 1.0, got 8.
 
 
 def _message(template: str, sig_id: str = "config-error", source: str = "x.py:1") -> KnownMessage:
-    return KnownMessage(sig_id, template, literal_parts(template), "proj", "1.0", source)
+    words = tuple(w.lower() for w in whole_words(template))
+    return KnownMessage(sig_id, template, literal_parts(template), words, "proj", "1.0", source)
 
 
 @pytest.mark.parametrize(

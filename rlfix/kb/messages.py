@@ -94,6 +94,6 @@ def parse_messages(text: str, file: str) -> tuple[list[KnownMessage], list[Probl
                 Problem(where, f"messages[{i}].template", "too little literal text to tell the message apart")
             )
             continue
-        parts = literal_parts(template)
-        out.append(KnownMessage(sig_id, template, parts, data["project"], data["version"], source, where))
+        parts, words = literal_parts(template), tuple(w.lower() for w in whole_words(template))
+        out.append(KnownMessage(sig_id, template, parts, words, data["project"], data["version"], source, where))
     return out, problems

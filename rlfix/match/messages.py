@@ -13,17 +13,14 @@ per line template (rlfix/observe/concepts.py).
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable
 from functools import lru_cache
 
 from rlfix.kb.load import KnowledgeBase
-from rlfix.kb.messages import whole_words
+from rlfix.kb.messages import WORD
 from rlfix.model import KnownMessage
 
-#: The words of a line, as templates are filed under them.
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,}")
 #: Characters of a line a message is looked for in: a message's first line is far shorter, and a
 #: line may be a megabyte (the tier reads up to 2,000 of them).
 MAX_TEXT = 4096
@@ -44,15 +41,12 @@ class MessageIndex:
     """The known messages of a knowledge base, filed by their rarest word."""
 
     def __init__(self, messages: Iterable[KnownMessage]) -> None:
-        known = list(messages)
-        frequency = Counter(w.lower() for m in known for w in set(whole_words(m.template)))
+        known = [m for m in messages if m.words]
+        frequency = Counter(w for m in known for w in set(m.words))
         self._by_word: dict[str, list[KnownMessage]] = {}
         for m in known:
-            words = whole_words(m.template)
-            if not words:
-                continue
-            rarest = min(words, key=lambda w: (frequency[w.lower()], -len(w)))
-            self._by_word.setdefault(rarest.lower(), []).append(m)
+            rarest = min(m.words, key=lambda w: (frequency[w], -len(w)))
+            self._by_word.setdefault(rarest, []).append(m)
 
     def __bool__(self) -> bool:
         return bool(self._by_word)
@@ -62,7 +56,7 @@ class MessageIndex:
         text = text[:MAX_TEXT]
         fits = [
             m
-            for word in {w.lower() for w in _WORD.findall(text)} & self._by_word.keys()
+            for word in {w.lower() for w in WORD.findall(text)} & self._by_word.keys()
             for m in self._by_word[word]
             if holds(m, text)
         ]
