@@ -148,16 +148,14 @@ def _pct(right: int, n: int) -> str:
     return f"{right}/{n} ({right / n:.1%})" if n else "-"
 
 
-def to_markdown(final: CatalogueScore, first: dict[str, Any], rules: CatalogueScore | None = None) -> str:
-    """Per project: specific entries with first-pass and final coverage (and, given `rules`, the
-    coverage of the rules alone: the knowledge base without its known messages); generic entries apart."""
-    alone = rules.per_project() if rules is not None else {}
-    rules_head = " rules alone |" if rules is not None else ""
+def to_markdown(final: CatalogueScore, first: dict[str, Any], rules: CatalogueScore) -> str:
+    """Per project: specific entries with the first pass, the rules alone (the knowledge base without
+    its known messages) and the final coverage; generic entries apart."""
+    alone = rules.per_project()
     lines = [
-        "| project | specific entries | first pass (leave-one-project-out) |"
-        + rules_head
-        + " final | generic entries | agree, final |",
-        "|---|---:|---:|" + ("---:|" if rules is not None else "") + "---:|---:|---:|",
+        "| project | specific entries | first pass (leave-one-project-out) | rules alone | final "
+        "| generic entries | agree, final |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     totals = [0, 0, 0, 0, 0, 0]
     for project, now in final.per_project().items():
@@ -165,19 +163,17 @@ def to_markdown(final: CatalogueScore, first: dict[str, Any], rules: CatalogueSc
         b_n, b_right = int(before.get("specific", 0)), int(before.get("specific_right", 0))
         first_cell = _pct(b_right, b_n) if before else "not recorded"
         by_rules = alone.get(project, ProjectScore())
-        rules_cell = f" {_pct(by_rules.specific_right, by_rules.specific)} |" if rules is not None else ""
         lines.append(
-            f"| {project} | {now.specific} | {first_cell} |{rules_cell} {_pct(now.specific_right, now.specific)} "
-            f"| {now.generic} | {_pct(now.generic_agree, now.generic)} |"
+            f"| {project} | {now.specific} | {first_cell} | {_pct(by_rules.specific_right, by_rules.specific)} "
+            f"| {_pct(now.specific_right, now.specific)} | {now.generic} | {_pct(now.generic_agree, now.generic)} |"
         )
         values = (now.specific, b_right, by_rules.specific_right, now.specific_right, now.generic, now.generic_agree)
         for i, value in enumerate(values):
             totals[i] += value
     n, b_right, rules_right, right, g, agree = totals
     first_n = sum(int(v.get("specific", 0)) for v in first.values())
-    rules_total = f" **{_pct(rules_right, n)}** |" if rules is not None else ""
     lines.append(
-        f"| **all** | **{n}** | **{_pct(b_right, first_n)}** |{rules_total} **{_pct(right, n)}** "
+        f"| **all** | **{n}** | **{_pct(b_right, first_n)}** | **{_pct(rules_right, n)}** | **{_pct(right, n)}** "
         f"| **{g}** | **{_pct(agree, g)}** |"
     )
     return "\n".join(lines) + "\n"
