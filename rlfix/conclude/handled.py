@@ -56,13 +56,18 @@ REASON = "an optional import the program reported as handled and went on without
 TEARDOWN_REASON = "printed while the processes were being stopped (after a stop was asked for): part of the teardown"
 
 
+def _prefix(evidence: Evidence) -> str:
+    """What stood before the message on its line (the prefixes the normaliser peeled off)."""
+    at = evidence.text.find(evidence.message) if evidence.message else -1
+    return evidence.text[:at] if at > 0 else ""
+
+
 def handled_probe(evidence: Evidence) -> bool:
     """Whether a line reports an import failure that its program says it carried on from."""
     message = evidence.message or evidence.text
     if not _IMPORT_FAILED.search(message):
         return False
-    at = evidence.text.find(message) if message else -1
-    if _QUIET_LEVEL.search(evidence.text[:at] if at > 0 else ""):
+    if _QUIET_LEVEL.search(_prefix(evidence)):
         return True
     return not _RAISED.match(message) and bool(_CARRIED_ON.search(message))
 
@@ -85,17 +90,15 @@ def logged_as_warning(evidence: Evidence) -> bool:
     message that opens with it. Such a line may be one the run goes past (Ray repeats its scheduling
     warning while a request waits, and the request is often served): a live alert waits for the end."""
     message = evidence.message or evidence.text
-    at = evidence.text.find(message) if message else -1
-    prefix = evidence.text[:at] if at > 0 else ""
-    return bool(_WARNED.search(prefix) or _WARNING_STAMP.search(evidence.text) or _WARNING_LEADER.match(message))
+    return bool(
+        _WARNED.search(_prefix(evidence)) or _WARNING_STAMP.search(evidence.text) or _WARNING_LEADER.match(message)
+    )
 
 
 def warned_and_went_on(evidence: Evidence, lines_in: Mapping[str, int]) -> bool:
     """Whether `evidence` was logged at WARNING level and its input went on well past it."""
     message = evidence.message or evidence.text
-    at = evidence.text.find(message) if message else -1
-    prefix = evidence.text[:at] if at > 0 else ""
-    if not (_WARNED.search(prefix) or _NCCL_WARN.search(message)):
+    if not (_WARNED.search(_prefix(evidence)) or _NCCL_WARN.search(message)):
         return False
     return lines_in.get(evidence.source, 0) - evidence.line >= WENT_ON_LINES
 
